@@ -1,0 +1,69 @@
+"""`trl-help` entry point: argparse only, every subcommand imported lazily.
+
+`--help` and `--version` must stay fast: nothing here imports torch, transformers or
+sentence-transformers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+from assistant import __version__
+
+#: subcommand -> (module, help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("assistant.cli.explain", "diagnose a traceback or training log"),
+    "parse": ("assistant.cli.parse", "show what was understood from a log"),
+    "probe": ("assistant.cli.probe", "reproduce a case on your model and test the fix"),
+    "triage": ("assistant.cli.triage", "match a batch of exported GitHub issues"),
+    "eval": ("assistant.cli.eval", "leave-one-out accuracy of the matcher on the KB"),
+    "kb": ("assistant.cli.kb", "validate, list and show knowledge-base cases"),
+    "tui": ("assistant.cli.tui", "interactive app: paste a traceback, read the diagnosis"),
+}
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trl-help",
+        description="Diagnose TRL / PEFT / DeepSpeed / accelerate / vLLM training failures.",
+    )
+    parser.add_argument("--version", action="version", version=f"trl-help {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        # each command module declares its arguments in `add_arguments(p)`; importing those
+        # modules is cheap (their heavy imports happen inside `run`).
+        import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv and sys.stdin.isatty() and sys.stdout.isatty():
+        argv = ["tui"]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(import_module(args._module).run(args) or 0)
+    except UsageError as exc:
+        print(f"trl-help: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("trl-help: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

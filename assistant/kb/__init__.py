@@ -1,0 +1,1 @@
+"""The knowledge base: the Case model, loading and validation."""

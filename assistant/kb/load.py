@@ -1,0 +1,144 @@
+"""Load KB cases from YAML, reporting every problem as ``file: field: message``."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from assistant.kb.model import Case
+
+try:  # the C loader is ~10x faster; fall back when libyaml is absent
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+
+def default_kb_dir() -> Path:
+    """The KB shipped with the package (``kb/`` next to ``assistant/``, or inside the wheel)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "kb", here.parent / "_kb"):
+        if (candidate / "cases").is_dir():
+            return candidate
+    return here.parent.parent / "kb"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem, printed as ``file: field: message``."""
+
+    file: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}: {self.message}"
+
+
+@dataclass
+class KB:
+    """Loaded cases plus their resolved fixture texts."""
+
+    root: Path
+    cases: dict[str, Case] = field(default_factory=dict)
+    positives: dict[str, list[str]] = field(default_factory=dict)
+    negatives: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    digest: str = ""
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+def _loc(err: dict) -> str:
+    return ".".join(str(p) for p in err.get("loc", ())) or "<root>"
+
+
+def load_case_file(path: Path) -> tuple[Case | None, list[Problem]]:
+    """Parse one case file; never raises for bad content."""
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [Problem(name, "<file>", f"cannot read: {exc.strerror}")]
+    try:
+        data = yaml.load(raw.decode("utf-8"), Loader=_Loader)
+    except UnicodeDecodeError:
+        return None, [Problem(name, "<file>", "not UTF-8 text")]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "<yaml>"
+        return None, [Problem(name, where, f"invalid YAML: {getattr(exc, 'problem', exc)}")]
+    if not isinstance(data, dict):
+        return None, [Problem(name, "<root>", "expected a mapping of case fields")]
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as exc:
+        return None, [
+            Problem(name, _loc(e), e["msg"].removeprefix("Value error, ")) for e in exc.errors()
+        ]
+    if case.id != path.stem:
+        return None, [Problem(name, "id", f"id {case.id!r} must equal the file stem {path.stem!r}")]
+    return case, []
+
+
+def _fixture_text(kb_root: Path, case_id: str, fx, where: str, problems: list[Problem], name: str):
+    if fx.text is not None:
+        return fx.text
+    p = kb_root / "fixtures" / case_id / fx.file
+    try:
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(name, where, f"fixture file {p} unreadable: {exc}"))
+        return None
+
+
+def kb_digest(root: Path) -> str:
+    """Content hash of every case and fixture file (keys the index cache)."""
+    h = hashlib.sha256()
+    for sub in ("cases", "fixtures"):
+        base = root / sub
+        if not base.is_dir():
+            continue
+        for p in sorted(base.rglob("*")):
+            if p.is_file():
+                h.update(str(p.relative_to(root)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def load_kb(root: Path | None = None) -> KB:
+    """Load every ``cases/*.yaml`` under *root*; problems are collected, not raised."""
+    root = Path(root) if root else default_kb_dir()
+    kb = KB(root=root)
+    case_dir = root / "cases"
+    if not case_dir.is_dir():
+        kb.problems.append(Problem(str(case_dir), "<dir>", "no cases/ directory"))
+        return kb
+    for path in sorted(case_dir.glob("*.y*ml")):
+        case, problems = load_case_file(path)
+        kb.problems.extend(problems)
+        if case is None:
+            continue
+        if case.id in kb.cases:
+            kb.problems.append(Problem(str(path), "id", f"duplicate id {case.id!r}"))
+            continue
+        kb.cases[case.id] = case
+        name = str(path)
+        pos = []
+        for i, fx in enumerate(case.fixtures.positive):
+            t = _fixture_text(root, case.id, fx, f"fixtures.positive.{i}", kb.problems, name)
+            if t is not None:
+                pos.append(t)
+        neg = []
+        for i, fx in enumerate(case.fixtures.negative):
+            t = _fixture_text(root, case.id, fx, f"fixtures.negative.{i}", kb.problems, name)
+            if t is not None:
+                neg.append((t, fx.confused_with))
+        kb.positives[case.id] = pos
+        kb.negatives[case.id] = neg
+    kb.digest = kb_digest(root)
+    return kb

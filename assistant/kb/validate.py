@@ -1,0 +1,52 @@
+"""Cross-case checks on a loaded KB: references between cases, probes, fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assistant.kb.load import KB, Problem, load_kb
+
+
+def known_probe_ids() -> set[str]:
+    """Probe ids registered in ``probes`` (read from the registry, no heavy imports)."""
+    from probes.registry import probe_ids
+
+    return set(probe_ids())
+
+
+def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
+    """All problems of *kb*: load problems plus cross-references and fixture checks."""
+    problems = list(kb.problems)
+    probe_ids = known_probe_ids() if probe_ids is None else probe_ids
+    for cid, case in kb.cases.items():
+        name = str(kb.root / "cases" / f"{cid}.yaml")
+        for i, rel in enumerate(case.related):
+            if rel == cid:
+                problems.append(Problem(name, f"related.{i}", "a case cannot relate to itself"))
+            elif rel not in kb.cases:
+                problems.append(Problem(name, f"related.{i}", f"unknown case id {rel!r}"))
+        if case.probe is not None and case.probe not in probe_ids:
+            problems.append(Problem(name, "probe", f"unknown probe id {case.probe!r}"))
+        for i, fx in enumerate(case.fixtures.negative):
+            if fx.confused_with and fx.confused_with not in kb.cases:
+                problems.append(
+                    Problem(
+                        name,
+                        f"fixtures.negative.{i}.confused_with",
+                        f"unknown case id {fx.confused_with!r}",
+                    )
+                )
+        if not kb.positives.get(cid):
+            problems.append(Problem(name, "fixtures.positive", "no readable positive fixture"))
+    return problems
+
+
+def validate_path(path: Path | None = None) -> list[Problem]:
+    """Load and validate the KB at *path* (a KB root or a single case file)."""
+    if path is not None and Path(path).is_file():
+        path = Path(path)
+        from assistant.kb.load import load_case_file
+
+        case, problems = load_case_file(path)
+        return problems
+    return validate(load_kb(path))

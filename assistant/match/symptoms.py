@@ -1,0 +1,85 @@
+"""Structural evidence: which of a case's symptom patterns occur in a text (no ML imports)."""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+from assistant.kb.model import Case, MetricCondition, MetricOp
+
+_MAX_LINE = 300
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str, kind: str) -> re.Pattern[str]:
+    return re.compile(pattern if kind == "regex" else re.escape(pattern), re.IGNORECASE)
+
+
+def _line_around(text: str, start: int, end: int) -> str:
+    a = text.rfind("\n", 0, start) + 1
+    b = text.find("\n", end)
+    line = text[a : b if b != -1 else len(text)].strip()
+    return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
+
+
+def message_hits(case: Case, text: str) -> list[str]:
+    """Lines of *text* matching the case's exception-message patterns."""
+    out: list[str] = []
+    for p in case.symptoms.messages:
+        m = _compiled(p.pattern, p.kind.value).search(text)
+        if m:
+            out.append(_line_around(text, m.start(), m.end()))
+    return out
+
+
+def log_hits(case: Case, text: str) -> list[str]:
+    """Lines of *text* matching the case's log-line patterns (warnings etc.)."""
+    out: list[str] = []
+    for p in case.symptoms.log_patterns:
+        m = _compiled(p.pattern, p.kind.value).search(text)
+        if m:
+            out.append(_line_around(text, m.start(), m.end()))
+    return out
+
+
+def metric_holds(cond: MetricCondition, values: list[float]) -> bool:
+    """Whether *cond* holds on the logged *values* of its metric (any step, or every step)."""
+    if not values:
+        return False
+
+    def ok(x: float) -> bool:
+        if cond.op is MetricOp.nan:
+            return math.isnan(x) or math.isinf(x)
+        if math.isnan(x):
+            return False
+        v = cond.value if cond.value is not None else 0.0
+        return {
+            MetricOp.eq: abs(x - v) < 1e-6,
+            MetricOp.ne: abs(x - v) >= 1e-6,
+            MetricOp.lt: x < v,
+            MetricOp.le: x <= v,
+            MetricOp.gt: x > v,
+            MetricOp.ge: x >= v,
+        }[cond.op]
+
+    return all(ok(x) for x in values) if cond.every_step else any(ok(x) for x in values)
+
+
+def metric_hits(case: Case, metrics: dict[str, list[float]]) -> list[str]:
+    """Descriptions of the case's metric conditions, if *all* of them hold."""
+    conds = case.symptoms.metrics
+    if not conds or not all(metric_holds(c, metrics.get(c.name, [])) for c in conds):
+        return []
+    out = []
+    for c in conds:
+        vals = metrics.get(c.name, [])
+        shown = ", ".join(f"{v:g}" for v in vals[:6]) + (" …" if len(vals) > 6 else "")
+        rule = c.op.value if c.value is None else f"{c.op.value} {c.value:g}"
+        out.append(f"{c.name} {rule} ({'every step' if c.every_step else 'seen'}: {shown})")
+    return out
+
+
+def find_evidence(case: Case, text: str, metrics: dict[str, list[float]] | None = None) -> list[str]:
+    """All evidence lines for *case* in *text* (message, log and metric hits)."""
+    return message_hits(case, text) + log_hits(case, text) + metric_hits(case, metrics or {})

@@ -1,6 +1,14 @@
-"""Probe ids and the KB cases each one confirms (kept import-light: no torch here)."""
+"""Probe ids and the KB cases each one confirms (kept import-light: no torch here).
+
+A probe is registered by id; its :class:`ProbeSpec` says which KB cases it confirms, what it
+needs (packages, CUDA, number of processes) and what it preloads in the worker process. The
+phases themselves live in the module named by ``module`` (see ``probes/_base.py`` for the
+contract) and only ever run inside the worker subprocess.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 #: probe id -> module under ``probes`` implementing it.
 PROBES: dict[str, str] = {
@@ -17,5 +25,126 @@ PROBES: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class ProbeSpec:
+    id: str
+    module: str
+    cases: tuple[str, ...]
+    title: str
+    #: importable distributions the probe needs (checked without importing them)
+    packages: tuple[str, ...] = ("torch", "transformers")
+    cuda: bool = False
+    processes: int = 1
+    #: "cheap": config/tokenizer/meta-device checks (seconds); "train": real steps
+    kind: str = "train"
+    #: modules the worker imports once before forking the phases
+    preload: tuple[str, ...] = ("torch", "transformers")
+    #: extra phases run after baseline and treatment (shown with their role)
+    extra_phases: tuple[str, ...] = field(default_factory=tuple)
+
+
+SPECS: dict[str, ProbeSpec] = {
+    s.id: s
+    for s in (
+        ProbeSpec(
+            "lora-gradient-checkpointing-no-grad",
+            PROBES["lora-gradient-checkpointing-no-grad"],
+            ("lora-gradient-checkpointing-no-grad",),
+            "LoRA + reentrant gradient checkpointing: loss without grad_fn",
+            packages=("torch", "transformers", "peft"),
+            preload=("torch", "transformers", "peft", "trl"),
+            extra_phases=("mechanism",),
+        ),
+        ProbeSpec(
+            "grpo-loss-zero",
+            PROBES["grpo-loss-zero"],
+            ("grpo-loss-zero-expected", "grpo-zero-advantage-identical-group-rewards"),
+            "GRPO logged loss ~0: expected (grad_norm > 0) or constant group rewards (grad_norm 0)",
+            packages=("torch", "transformers", "trl", "datasets"),
+            preload=("torch", "transformers", "trl", "datasets", "peft"),
+        ),
+        ProbeSpec(
+            "peft-vllm-weight-names",
+            PROBES["peft-vllm-weight-names"],
+            ("peft-vllm-base-model-weight-names",),
+            "Weight names a vLLM engine would receive from a PeftModel",
+            packages=("torch", "transformers", "peft"),
+            preload=("torch", "transformers", "peft"),
+            extra_phases=("strip-without-merge",),
+        ),
+        ProbeSpec(
+            "grpo-zero3-unwrapped-model",
+            PROBES["grpo-zero3-unwrapped-model"],
+            ("grpo-zero3-unwrapped-model-no-optimizer",),
+            "ZeRO-3 generation unwrap on the bare model: no attribute 'optimizer'",
+            packages=("torch", "transformers", "trl", "datasets", "deepspeed"),
+            preload=("torch", "transformers"),
+        ),
+        ProbeSpec(
+            "ddp-reentrant-gc-mark-ready-twice",
+            PROBES["ddp-reentrant-gc-mark-ready-twice"],
+            ("ddp-reentrant-gc-mark-ready-twice",),
+            "DDP + reentrant checkpointing + find_unused_parameters: marked ready twice",
+            packages=("torch", "transformers", "peft"),
+            processes=2,
+            preload=("torch", "transformers"),
+            extra_phases=("sft-default",),
+        ),
+        ProbeSpec(
+            "tokenizer-checks",
+            PROBES["tokenizer-checks"],
+            ("tokenizer-missing-pad-token", "base-model-tokenizer-no-chat-template"),
+            "Tokenizer: pad token and chat template",
+            packages=("transformers",),
+            kind="cheap",
+            preload=("transformers",),
+        ),
+        ProbeSpec(
+            "target-modules-check",
+            PROBES["target-modules-check"],
+            ("target-modules-wrong-names-for-arch",),
+            "LoRA target_modules against the architecture's real linear layers (meta device)",
+            packages=("torch", "transformers", "peft"),
+            kind="cheap",
+            preload=("torch", "transformers", "peft"),
+        ),
+        ProbeSpec(
+            "grpo-batch-divisibility",
+            PROBES["grpo-batch-divisibility"],
+            ("grpo-batch-not-divisible-by-num-generations",),
+            "GRPO batch size x processes divisible by num_generations",
+            packages=("torch", "transformers", "trl", "datasets"),
+            kind="cheap",
+            preload=("torch", "transformers", "trl", "datasets"),
+        ),
+        ProbeSpec(
+            "dtype-checks",
+            PROBES["dtype-checks"],
+            ("fp16-trainable-params-unscale", "lora-dtype-mismatch-float-bfloat16"),
+            "Trainable-parameter dtypes: fp16 unscale and float/bfloat16 mismatch",
+            packages=("torch", "transformers", "peft"),
+            kind="cheap",
+            preload=("torch", "transformers", "peft"),
+        ),
+        ProbeSpec(
+            "kbit-prep-order",
+            PROBES["kbit-prep-order"],
+            ("kbit-prep-after-peft-freezes-adapters",),
+            "prepare_model_for_kbit_training after get_peft_model freezes the adapters",
+            packages=("torch", "transformers", "peft", "bitsandbytes"),
+            cuda=True,
+            preload=("torch", "transformers", "peft"),
+        ),
+    )
+}
+
+#: case id -> probe id (the KB's ``probe:`` field is authoritative; this is the fallback)
+CASE_TO_PROBE: dict[str, str] = {c: s.id for s in SPECS.values() for c in s.cases}
+
+
 def probe_ids() -> list[str]:
     return sorted(PROBES)
+
+
+def get_spec(probe_id: str) -> ProbeSpec:
+    return SPECS[probe_id]

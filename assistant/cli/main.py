@@ -40,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(_module=module)
         # each command module declares its arguments in `add_arguments(p)`; importing those
         # modules is cheap (their heavy imports happen inside `run`).
-        import_module(module).add_arguments(p)
+        try:
+            import_module(module).add_arguments(p)
+        except ImportError as exc:  # a front end whose extra is not installed
+            p.description = f"{help_text} (unavailable: {exc})"
     return parser
 
 

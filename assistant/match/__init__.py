@@ -1,1 +1,1 @@
-"""match stage."""
+"""match stage: Report × KB → ranked matches, confidence, version verdicts."""

@@ -1,0 +1,139 @@
+"""`trl-help probe CASE_ID` — reproduce a case on your model and test the fix; `--list`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("case_id", nargs="?", metavar="CASE_ID",
+                   help="KB case id (or probe id) to reproduce; see --list")
+    p.add_argument("--list", action="store_true", help="list the probes and the cases they confirm")
+    p.add_argument("--model", metavar="PATH",
+                   help="local model directory (default: a built-in tiny Qwen2 built locally)")
+    p.add_argument("--tiny-replica", action="store_true",
+                   help="build a 2-layer, small-dims model of the same class from --model's config")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="auto picks CUDA when torch sees a GPU")
+    p.add_argument("--timeout", type=float, default=180.0, metavar="S",
+                   help="seconds allowed per phase (default 180)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="allow the model's own code (never done otherwise)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="stream the phases' output to stderr while they run")
+
+
+def _list(fmt: str) -> int:
+    from probes.harness import list_probes
+
+    rows = list_probes()
+    if fmt == "json":
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="probes", show_lines=False)
+    t.add_column("probe")
+    t.add_column("cases")
+    t.add_column("needs")
+    t.add_column("runs here")
+    for r in rows:
+        t.add_row(r["probe"], "\n".join(r["cases"]), ", ".join(r["needs"]) or "-",
+                  "yes" if r["installed"] else "no (missing package)")
+    Console().print(t)
+    return 0
+
+
+_STYLE = {
+    "confirmed": "bold green",
+    "not-reproduced": "bold yellow",
+    "fix-ineffective": "bold red",
+    "skipped": "bold blue",
+    "error": "bold red",
+}
+
+
+def render_text(result, console=None) -> None:
+    """Human-readable rendering of a ProbeResult (also used by `explain --probe`)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    c = console or Console()
+    v = result.verdict.value
+    c.print(f"[bold]{escape(result.case_id)}[/bold]  (probe {escape(result.probe)})  "
+            f"→ [{_STYLE.get(v, 'bold')}]{v}[/]  in {result.seconds:.1f} s")
+    vers = result.environment.get("versions") or {}
+    shown = ", ".join(f"{k} {vv}" for k, vv in vers.items() if vv)
+    if shown:
+        c.print(f"[dim]{escape(shown)}; device {result.environment.get('device', '?')}[/dim]")
+    phases = [result.baseline, result.treatment, *result.extra.values()]
+    for ph in phases:
+        if ph.status.value == "not-run" and not ph.description:
+            continue
+        mark = {True: "[red]symptom[/red]", False: "[green]clean[/green]", None: "[dim]n/a[/dim]"}[ph.reproduced]
+        c.print(f"\n[bold]{escape(ph.name)}[/bold] {mark}  [dim]{ph.status.value}, {ph.seconds:.1f} s[/dim]")
+        if ph.description:
+            c.print(f"  [dim]{escape(ph.description)}[/dim]")
+        if ph.detail:
+            c.print(f"  {escape(ph.detail[:600])}")
+        for ev in ph.evidence[:4]:
+            c.print(f"  [cyan]evidence:[/cyan] {escape(ev)}")
+    if result.notes:
+        c.print()
+        for n in result.notes:
+            c.print(f"• {escape(n)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from assistant.cli.main import UsageError
+
+    if args.list:
+        return _list(args.format)
+    if not args.case_id:
+        raise UsageError("give a CASE_ID (or --list)")
+    from probes.harness import ProbeLookupError, resolve, run_probe
+
+    try:
+        resolve(args.case_id)
+    except ProbeLookupError as exc:
+        raise UsageError(str(exc)) from None
+
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    last = {"line": ""}
+    status_ctx = err.status("starting probe …", spinner="dots") if err.is_terminal else None
+
+    def on_status(msg: str) -> None:
+        if status_ctx is not None:
+            status_ctx.update(msg)
+        else:
+            print(f"[probe] {msg}", file=sys.stderr, flush=True)
+
+    def on_output(line: str) -> None:
+        last["line"] = line
+        if args.verbose:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        if status_ctx is not None:
+            with status_ctx:
+                result = run_probe(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
+                                   device=args.device, timeout=args.timeout, on_output=on_output,
+                                   on_status=on_status, trust_remote_code=args.trust_remote_code)
+        else:
+            result = run_probe(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
+                               device=args.device, timeout=args.timeout, on_output=on_output,
+                               on_status=on_status, trust_remote_code=args.trust_remote_code)
+    except ProbeLookupError as exc:
+        raise UsageError(str(exc)) from None
+
+    if args.format == "json":
+        print(result.to_json())
+    else:
+        render_text(result)
+    return 1 if result.verdict.value == "error" else 0

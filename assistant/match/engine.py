@@ -1,0 +1,153 @@
+"""The matching service: Report × KB → ranked Matches and a verdict.
+
+Small interface (`Matcher.load()`, `Matcher.diagnose(report)`), so front ends (CLI, TUI, triage)
+and tests can swap in another engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from assistant.kb.load import KB, load_kb
+from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
+from assistant.match.fuse import FEATURES, Model
+from assistant.match.query import query_text
+from assistant.match.structural import structural
+from assistant.match.versions import verdict as version_verdict
+from assistant.parse.model import Report
+
+
+class Engine(Protocol):
+    """What front ends need from a matcher."""
+
+    def diagnose(self, report: Report, top: int = 3, installed: bool = False) -> Diagnosis: ...
+
+
+@dataclass
+class Candidate:
+    case_id: str
+    features: np.ndarray
+    prob: float
+    evidence: list[str]
+    versions: tuple[str, str]
+
+
+class Matcher:
+    """Hybrid retrieval: dense (MiniLM via ONNX + faiss), BM25, structural, versions."""
+
+    def __init__(self, kb: KB, docs, vectors: np.ndarray, encoder, model: Model | None = None,
+                 use_dense: bool = True, use_bm25: bool = True) -> None:
+        import faiss
+
+        from assistant.match.lexical import BM25Index
+
+        self.kb = kb
+        self.docs = docs
+        self.model = model or Model.load()
+        self.encoder = encoder
+        self.case_ids = list(kb.cases)
+        self._case_pos = {c: i for i, c in enumerate(self.case_ids)}
+        self.doc_case = np.array([self._case_pos[d.case_id] for d in docs], dtype=np.int64)
+        self.index = faiss.IndexFlatIP(vectors.shape[1])
+        self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        self.bm25 = BM25Index([d.text for d in docs])
+        self.use_dense = use_dense
+        self.use_bm25 = use_bm25
+
+    @classmethod
+    def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> "Matcher":
+        from assistant.match.encoder import OnnxEncoder, model_id
+        from assistant.match.index import Index, ensure_onnx
+
+        kb = load_kb(kb_root)
+        if kb.problems:
+            raise ValueError(f"the KB has problems; run `trl-help kb validate`: {kb.problems[0]}")
+        idx = Index.load_or_build(kb, progress=progress)
+        enc = OnnxEncoder(ensure_onnx(model_id()))
+        return cls(kb, idx.docs, idx.vectors, enc, model=model)
+
+    # -- scoring ---------------------------------------------------------------------------
+    def _per_case_max(self, doc_scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        out = np.full(len(self.case_ids), -1.0, dtype=np.float64)
+        s = doc_scores if mask is None else np.where(mask, doc_scores, -1.0)
+        np.maximum.at(out, self.doc_case, s)
+        return out
+
+    def features(self, report: Report, exclude: tuple[str, int] | None = None,
+                 env: dict[str, str] | None = None) -> list[Candidate]:
+        """Feature rows for every case (unsorted). *exclude* masks one fixture (leave-one-out)."""
+        q = query_text(report)
+        mask = None
+        if exclude is not None:
+            mask = np.array([not (d.case_id == exclude[0] and d.fixture == exclude[1]) for d in self.docs])
+        dense = np.zeros(len(self.case_ids))
+        if self.use_dense:
+            qv = self.encoder.encode([q])
+            sims, ids = self.index.search(qv, len(self.docs))
+            doc_scores = np.empty(len(self.docs), dtype=np.float32)
+            doc_scores[ids[0]] = sims[0]
+            dense = np.clip(self._per_case_max(doc_scores, mask), 0.0, 1.0)
+        bm = np.zeros(len(self.case_ids))
+        if self.use_bm25:
+            raw = self._per_case_max(self.bm25.scores(q), mask)
+            top = raw.max()
+            bm = np.clip(raw / top, 0, 1) if top > 0 else np.zeros_like(raw)
+        series = report.metric_series()
+        packages = set(report.packages_in_frames())
+        env = report.environment if env is None else env
+        out = []
+        for i, cid in enumerate(self.case_ids):
+            case = self.kb.cases[cid]
+            st = structural(case, report, series, packages)
+            vv = version_verdict(case, env)
+            row = {"dense": dense[i], "bm25": bm[i], **st.values,
+                   "version_ruled_out": 1.0 if vv[0] == "fixed-in-your-version" else 0.0}
+            feats = np.array([row.get(f, 0.0) for f in FEATURES], dtype=np.float64)
+            out.append(Candidate(cid, feats, 0.0, st.evidence, vv))
+        probs = self.model.prob(np.stack([c.features for c in out]))
+        for c, p in zip(out, probs):
+            c.prob = float(p)
+        return out
+
+    def rank(self, report: Report, exclude: tuple[str, int] | None = None,
+             env: dict[str, str] | None = None) -> list[Candidate]:
+        cands = self.features(report, exclude=exclude, env=env)
+        return sorted(cands, key=lambda c: -c.prob)
+
+    # -- the answer ------------------------------------------------------------------------
+    def diagnose(self, report: Report, top: int = 3, installed: bool = False) -> Diagnosis:
+        env = dict(report.environment)
+        if installed:
+            from assistant.match.installed import installed_versions
+
+            env = {**env, **installed_versions()}
+        ranked = self.rank(report, env=env)[: max(1, top)]
+        matches = [self._match(c, report) for c in ranked]
+        matched = bool(ranked) and ranked[0].prob >= self.model.threshold
+        return Diagnosis.from_parts(report, matches, matched, env)
+
+    def _match(self, c: Candidate, report: Report) -> Match:
+        case = self.kb.cases[c.case_id]
+        fix = case.fixes[0]
+        fix_text = fix.title + (f"\n{fix.code.strip()}" if fix.code else "")
+        evidence = list(dict.fromkeys(c.evidence))[:6]
+        if not evidence and report.primary is not None:
+            evidence = [f"{report.primary.exception}: {report.primary.message.splitlines()[0][:200]}"
+                        if report.primary.message else report.primary.exception]
+        signals = {f: round(float(v), 3) for f, v in zip(FEATURES, c.features) if v}
+        return Match(
+            case_id=c.case_id,
+            title=case.title,
+            score=round(c.prob, 4),
+            confidence=self.model.confidence(c.prob),  # type: ignore[arg-type]
+            evidence=evidence,
+            versions=VersionVerdict(verdict=c.versions[0], detail=c.versions[1]),  # type: ignore[arg-type]
+            fix=fix_text,
+            probe=case.probe,
+            labels=case.labels,
+            signals=signals,
+        )

@@ -1,0 +1,88 @@
+"""Fusion of dense, lexical and structural signals into one score, and calibration.
+
+A logistic model over per-(query, case) features; weights and the abstention threshold are fitted
+by `trl-help eval --fit` (cross-validated) and stored in `weights.json` next to this file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+FEATURES = (
+    "dense",
+    "bm25",
+    "msg",
+    "text",
+    "log",
+    "metric",
+    "exc",
+    "frames",
+    "settings",
+    "keywords",
+    "version_ruled_out",
+)
+WEIGHTS_FILE = Path(__file__).with_name("weights.json")
+
+#: hand-set starting point, used until weights.json is fitted
+DEFAULT = {
+    "dense": 6.0, "bm25": 2.0, "msg": 4.0, "text": 2.0, "log": 1.5, "metric": 2.5, "exc": 0.5,
+    "frames": 0.5, "settings": 0.5, "keywords": 1.0, "version_ruled_out": -1.5, "bias": -7.0,
+}
+
+
+@dataclass
+class Model:
+    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT))
+    threshold: float = 0.5  # P(correct) of the top match below which we abstain
+    high: float = 0.85
+    medium: float = 0.6
+
+    def vector(self) -> np.ndarray:
+        return np.array([self.weights.get(f, 0.0) for f in FEATURES], dtype=np.float64)
+
+    def prob(self, feats: np.ndarray) -> np.ndarray:
+        z = feats @ self.vector() + self.weights.get("bias", 0.0)
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+    def confidence(self, p: float) -> str:
+        return "high" if p >= self.high else "medium" if p >= self.medium else "low"
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS_FILE) -> "Model":
+        if not path.is_file():
+            return cls()
+        d = json.loads(path.read_text())
+        return cls(weights=d["weights"], threshold=d["threshold"], high=d["high"], medium=d["medium"])
+
+    def save(self, path: Path = WEIGHTS_FILE, meta: dict | None = None) -> None:
+        d = {"weights": self.weights, "threshold": self.threshold, "high": self.high,
+             "medium": self.medium, "meta": meta or {}}
+        path.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 3000, lr: float = 0.5) -> dict[str, float]:
+    """Plain gradient-descent logistic regression (class-balanced); returns feature weights."""
+    n, d = X.shape
+    w = np.zeros(d)
+    b = 0.0
+    pos = max(1, int(y.sum()))
+    neg = max(1, n - pos)
+    sw = np.where(y > 0, 0.5 / pos, 0.5 / neg)
+    for _ in range(steps):
+        z = X @ w + b
+        p = 1 / (1 + np.exp(-np.clip(z, -40, 40)))
+        g = (p - y) * sw
+        w -= lr * (X.T @ g + l2 * w)
+        b -= lr * g.sum()
+    out = {f: float(v) for f, v in zip(FEATURES, w)}
+    out["bias"] = float(b)
+    return out
+
+
+def sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))

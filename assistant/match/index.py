@@ -1,0 +1,127 @@
+"""The derived index (documents + dense vectors), cached per KB hash + model.
+
+Written atomically (build in a temp dir, then rename) under a file lock, so two processes
+building at once neither corrupt it nor both pay the build twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from assistant.kb.load import KB
+from assistant.match.query import Doc, case_documents
+
+FORMAT = 2
+
+
+def cache_root() -> Path:
+    env = os.environ.get("TRL_HELP_CACHE_DIR")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("trl-help"))
+
+
+def onnx_path(model_id: str) -> Path:
+    return cache_root() / f"onnx-{model_id}" / "model.onnx"
+
+
+def ensure_onnx(model_id: str) -> Path:
+    """The exported query encoder, exporting it once (needs torch) when missing."""
+    from filelock import FileLock
+
+    path = onnx_path(model_id)
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path.parent / ".lock")):
+        if not path.is_file():
+            from assistant.match.encoder import export_onnx
+
+            export_onnx(path)
+    return path
+
+
+class Index:
+    """Documents and their vectors (rows aligned)."""
+
+    def __init__(self, docs: list[Doc], vectors: np.ndarray) -> None:
+        self.docs = docs
+        self.vectors = vectors
+
+    @classmethod
+    def load_or_build(cls, kb: KB, progress: bool = True) -> "Index":
+        from filelock import FileLock
+
+        from assistant.match.encoder import model_id
+
+        key = f"index-v{FORMAT}-{kb.digest}-{model_id()}"
+        root = cache_root()
+        final = root / key
+        idx = cls._load(final)
+        if idx is not None:
+            return idx
+        root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(root / f".{key}.lock")):
+            idx = cls._load(final)  # another process may have finished meanwhile
+            if idx is not None:
+                return idx
+            idx = cls.build(kb, progress=progress)
+            tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+            try:
+                np.save(tmp / "vectors.npy", idx.vectors)
+                (tmp / "docs.json").write_text(json.dumps([asdict(d) for d in idx.docs]))
+                (tmp / "OK").write_text("ok")
+                os.replace(tmp, final)
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)
+                if not final.is_dir():
+                    raise
+        return idx
+
+    @staticmethod
+    def _load(path: Path) -> "Index | None":
+        if not (path / "OK").is_file():
+            return None
+        try:
+            docs = [Doc(**d) for d in json.loads((path / "docs.json").read_text())]
+            vectors = np.load(path / "vectors.npy")
+        except (OSError, ValueError, TypeError):
+            return None
+        if len(docs) != len(vectors):
+            return None
+        return Index(docs, vectors)
+
+    @classmethod
+    def build(cls, kb: KB, progress: bool = True) -> "Index":
+        """Embed every case document with sentence-transformers (slow path, once per KB)."""
+        from rich.progress import Progress
+
+        from assistant.match.encoder import STEncoder
+
+        docs = case_documents(kb)
+        with Progress(transient=True, console=_stderr_console(), disable=not progress) as bar:
+            task = bar.add_task("building the trl-help index (once per KB change)", total=len(docs) + 1)
+            enc = STEncoder()
+            bar.advance(task)
+            chunks = []
+            for i in range(0, len(docs), 64):
+                chunks.append(enc.encode([d.text for d in docs[i : i + 64]]))
+                bar.advance(task, len(docs[i : i + 64]))
+        vectors = np.concatenate(chunks) if chunks else np.zeros((0, 384), np.float32)
+        return cls(docs, vectors.astype(np.float32))
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(file=sys.stderr)

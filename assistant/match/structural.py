@@ -1,0 +1,58 @@
+"""Structural features of a (case, report) pair: symptom hits, exception type, frames, settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from assistant.kb.model import Case, Effect
+from assistant.match.symptoms import log_hits, message_hits, metric_hits
+from assistant.parse.model import Report
+
+FEATURES = ("msg", "text", "log", "metric", "exc", "frames", "settings", "keywords")
+
+
+@dataclass
+class Structural:
+    values: dict[str, float] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+
+
+def error_text(report: Report) -> str:
+    """Exception lines of the primary chain (what message patterns should hit first)."""
+    return "\n".join(f"{e.exception}: {e.message}" for e in report.chain)
+
+
+def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str]) -> Structural:
+    s = Structural()
+    err = error_text(report)
+    hits = message_hits(case, err) if err else []
+    s.values["msg"] = 1.0 if hits else 0.0
+    text_hits = [] if hits else message_hits(case, report.text)
+    s.values["text"] = 1.0 if text_hits else 0.0
+    logs = log_hits(case, report.text)
+    s.values["log"] = 1.0 if logs else 0.0
+    mets = metric_hits(case, series)
+    s.values["metric"] = 1.0 if mets else 0.0
+    s.evidence = hits + text_hits + logs + mets
+    if report.primary is not None and case.symptoms.exceptions:
+        types = {e.short_type for e in report.chain}
+        s.values["exc"] = 1.0 if types & set(case.symptoms.exceptions) else -1.0
+    else:
+        s.values["exc"] = 0.0
+    if case.context.frames and packages:
+        s.values["frames"] = len(packages & set(case.context.frames)) / len(case.context.frames)
+    else:
+        s.values["frames"] = 0.0
+    score = 0.0
+    for sig in case.context.settings:
+        if sig.name in report.settings:
+            same = report.settings[sig.name] == sig.value
+            if sig.effect is Effect.more:
+                score += 0.5 if same else -0.5
+            elif same:
+                score -= 1.0
+    s.values["settings"] = max(-1.0, min(1.0, score))
+    low = report.text.lower()
+    kws = [k for k in case.context.keywords if k.lower() in low]
+    s.values["keywords"] = min(3, len(kws)) / 3
+    return s

@@ -1,0 +1,118 @@
+"""Versions (`trl env`, `transformers env`, `accelerate env`, `ds_report`, pip freeze, paths)
+and training settings visible in the text."""
+
+from __future__ import annotations
+
+import re
+
+_VER = r"v?(?P<ver>\d+\.\d+(?:\.\d+)*(?:(?:\.|-)?(?:dev|rc|post|a|b)\d*)*(?:\+[\w.]+)?)"
+_PKGS = {
+    "trl": "trl",
+    "transformers": "transformers",
+    "peft": "peft",
+    "deepspeed": "deepspeed",
+    "accelerate": "accelerate",
+    "vllm": "vllm",
+    "torch": "torch",
+    "pytorch": "torch",
+    "bitsandbytes": "bitsandbytes",
+    "unsloth": "unsloth",
+    "datasets": "datasets",
+    "flash-attn": "flash-attn",
+    "flash_attn": "flash-attn",
+    "python": "python",
+}
+# `- TRL version: 0.15.2`, `- `transformers` version: 4.46`, `trl==0.15.2`, `torch 2.5.1`,
+# `PyTorch version (GPU?): 2.5.0+cu121 (True)`, `deepspeed info ....... 0.12.3, unknown`
+VERSION_RE = re.compile(
+    r"(?<![\w/.-])`?(?P<pkg>trl|transformers|peft|deepspeed|accelerate|vllm|torch|pytorch|bitsandbytes|"
+    r"unsloth|datasets|flash[-_]attn|python)`?"
+    r"(?:\s+(?:version|info)(?:\s*\([^)]*\))?)?"
+    r"\s*(?:[:=]=?|\.{2,}|\s)\s*" + _VER + r"(?![\w.])",
+    re.IGNORECASE,
+)
+PY_PATH_RE = re.compile(r"python(3\.\d+)[/\\](?:site|dist)-packages")
+
+
+def find_versions(text: str) -> dict[str, str]:
+    """Package -> version. Explicit env/freeze lines win over loose mentions (first one kept)."""
+    out: dict[str, str] = {}
+    for m in VERSION_RE.finditer(text):
+        pkg = _PKGS[m.group("pkg").lower()]
+        ver = m.group("ver").rstrip(".")
+        if pkg == "python" and not ver.startswith("3."):
+            continue
+        if pkg == "torch" and ver.startswith(("0.", "1.0")) and "." not in ver[2:]:
+            continue
+        out.setdefault(pkg, ver)
+    if "python" not in out:
+        m = PY_PATH_RE.search(text)
+        if m:
+            out["python"] = m.group(1)
+    return out
+
+
+_B = r"\s*[:=]\s*[\"']?(?P<v>True|False|true|false|1|0)\b"
+_I = r"[\"']?\s*[:=]\s*[\"']?(?P<v>\d+)\b"
+BOOL_SETTINGS = {
+    "gradient_checkpointing": re.compile(r"\bgradient_checkpointing" + _B),
+    "use_reentrant": re.compile(r"\buse_reentrant[\"']?" + _B),
+    "use_vllm": re.compile(r"\buse_vllm" + _B),
+    "load_in_4bit": re.compile(r"\bload_in_4bit" + _B),
+    "load_in_8bit": re.compile(r"\bload_in_8bit" + _B),
+    "bf16": re.compile(r"\bbf16" + _B),
+    "fp16": re.compile(r"\bfp16" + _B),
+}
+INT_SETTINGS = {
+    "num_generations": re.compile(r"\bnum_generations" + _I),
+    "per_device_train_batch_size": re.compile(r"\bper_device_train_batch_size" + _I),
+    "gradient_accumulation_steps": re.compile(r"\bgradient_accumulation_steps" + _I),
+    "zero_stage": re.compile(r"\b(?:zero_stage|\"stage\")" + _I),
+    "world_size": re.compile(r"\b(?:world_size|num_processes|nproc_per_node|WORLD_SIZE)" + _I),
+}
+FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
+    "gradient_checkpointing": re.compile(
+        r"gradient_checkpointing_enable\(|torch[/\\]utils[/\\]checkpoint\.py|use_cache=True` is incompatible with gradient checkpointing"
+    ),
+    "lora": re.compile(r"\bLoraConfig\b|get_peft_model|peft_config|\blora_[AB]\b|PeftModel|\blora\b", re.I),
+    "deepspeed": re.compile(r"deepspeed", re.I),
+    "fsdp": re.compile(r"\bfsdp\b|FullyShardedDataParallel|fully_sharded", re.I),
+    "ddp": re.compile(r"DistributedDataParallel|nn[/\\]parallel[/\\]distributed\.py"),
+    "use_vllm": re.compile(r"site-packages[/\\]vllm[/\\]|\bvllm_mode\b|trl vllm-serve|vllm_client", re.I),
+    "quantization": re.compile(r"bitsandbytes|BitsAndBytesConfig|load_in_4bit|load_in_8bit|Linear4bit|Linear8bitLt|\bGPTQ\b|\bAWQ\b|quantiz", re.I),
+    "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']"),
+    "docker": re.compile(r"\bdocker\b|/dev/shm", re.I),
+    "multimodal": re.compile(r"pixel_values|image_grid_thw|\bVL\b|-VL-|Vision|processor\(images", re.I),
+}
+ZERO3_RE = re.compile(r"zero[_-]?3|stage3|Stage3|partition_parameters|ZeRO-?3|zero_stage\W+3", re.I)
+VLLM_MODE_RE = re.compile(r"vllm_mode\s*[:=]\s*[\"']?(server|colocate)")
+
+
+def _bool(v: str) -> bool:
+    return v.lower() in ("true", "1")
+
+
+def find_settings(text: str, ranks: list[int]) -> dict[str, bool | int | str]:
+    """Settings visible in the text; explicit assignments win over inferred flags."""
+    out: dict[str, bool | int | str] = {}
+    for name, rx in BOOL_SETTINGS.items():
+        m = rx.search(text)
+        if m:
+            out[name] = _bool(m.group("v"))
+    for name, rx in INT_SETTINGS.items():
+        m = rx.search(text)
+        if m:
+            out[name] = int(m.group("v"))
+    for name, rx in FLAG_SIGNALS.items():
+        if name not in out and rx.search(text):
+            out[name] = True
+    if "zero_stage" not in out and ZERO3_RE.search(text):
+        out["zero_stage"] = 3
+    if out.get("load_in_4bit") or out.get("load_in_8bit"):
+        out["quantization"] = True
+    m = VLLM_MODE_RE.search(text)
+    if m:
+        out["vllm_mode"] = m.group(1)
+    if ranks and "world_size" not in out and len(ranks) > 1:
+        out["world_size"] = max(ranks) + 1
+    return out

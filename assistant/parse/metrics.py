@@ -1,0 +1,104 @@
+"""Trainer / TRL metric lines: `{'loss': 0.0, 'grad_norm': nan, …}` dicts and tables."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from assistant.parse.clean import Line
+from assistant.parse.model import MetricRow
+
+DICT_RE = re.compile(r"\{\s*['\"][\w/.\-]+['\"]\s*:\s*[-+\w.]+.*\}")
+PAIR_RE = re.compile(r"['\"](?P<k>[\w/.\-]+)['\"]\s*:\s*(?P<v>[-+]?(?:nan|inf|infinity|\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?))", re.I)
+_SPLIT_RE = re.compile(r"\s*\|\s*|\t|\s{2,}")
+
+#: logged name (or its last path part) -> canonical metric name used by KB cases
+_CANON = {
+    "loss": "loss",
+    "train_loss": "loss",
+    "training loss": "loss",
+    "grad_norm": "grad_norm",
+    "learning_rate": "learning_rate",
+    "reward": "reward",
+    "reward_std": "reward_std",
+    "frac_reward_zero_std": "frac_reward_zero_std",
+    "kl": "kl",
+    "clipped_ratio": "clipped_ratio",
+    "completion_length": "completion_length",
+    "mean_length": "mean_completion_length",
+    "mean_completion_length": "mean_completion_length",
+    "entropy": "entropy",
+}
+
+
+def canonical_name(name: str) -> str | None:
+    low = name.strip().lower()
+    if low in _CANON:
+        return _CANON[low]
+    last = low.rsplit("/", 1)[-1]
+    if low.startswith("completions/") and last in _CANON:
+        return _CANON[last]
+    if low in ("rewards/mean", "train/reward"):
+        return "reward"
+    if low.startswith("train/"):
+        return _CANON.get(low[6:])
+    return None
+
+
+def _num(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def parse_dict_line(text: str) -> dict[str, float] | None:
+    if "{" not in text or ":" not in text or not DICT_RE.search(text):
+        return None
+    vals = {}
+    for m in PAIR_RE.finditer(text):
+        x = _num(m.group("v"))
+        if x is not None:
+            vals[m.group("k")] = x
+    return vals or None
+
+
+def _cells(text: str) -> list[str]:
+    return [c for c in _SPLIT_RE.split(text.strip().strip("|")) if c != ""]
+
+
+def parse_metrics(lines: list[Line], limit: int = 5000) -> list[MetricRow]:
+    """Metric rows from dict lines and from markdown / TSV / space tables."""
+    rows: list[MetricRow] = []
+    header: list[str] | None = None
+    for ln in lines:
+        t = ln.text
+        d = parse_dict_line(t)
+        if d:
+            rows.append(MetricRow(values=d, line_no=ln.no))
+            header = None
+            continue
+        cells = _cells(t)
+        if len(cells) >= 2 and all(not _is_number(c) for c in cells) and any(
+            canonical_name(c) for c in cells
+        ):
+            header = cells
+            continue
+        if header and cells and set("".join(cells)) <= set("-:| "):
+            continue  # markdown separator row
+        if header and len(cells) == len(header) and all(_is_number(c) or c == "" for c in cells):
+            vals = {h: float(c) for h, c in zip(header, cells) if _is_number(c)}
+            rows.append(MetricRow(values=vals, line_no=ln.no))
+            continue
+        header = None if not cells else header
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def _is_number(c: str) -> bool:
+    try:
+        x = float(c)
+        return not math.isnan(x) or c.lower() == "nan"
+    except ValueError:
+        return False

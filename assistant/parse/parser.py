@@ -1,0 +1,144 @@
+"""Text → Report: clean, split by rank, parse tracebacks, pick the primary error."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.parse.clean import Line, clean_text
+from assistant.parse.environment import find_settings, find_versions
+from assistant.parse.metrics import parse_metrics
+from assistant.parse.model import ExceptionInfo, Failure, Report
+from assistant.parse.signature import build_signature
+from assistant.parse.traceback import find_warnings, loose_exceptions, parse_group
+
+#: errors that are usually the consequence of a failure elsewhere (another rank, the launcher)
+KNOCK_ON_RE = re.compile(
+    r"ChildFailedError|CalledProcessError|DistBackendError|DistNetworkError|DistStoreError|"
+    r"KeyboardInterrupt|SignalException|BrokenPipeError|ConnectionResetError|"
+    r"Watchdog caught collective operation timeout|NCCL communicator was aborted|"
+    r"Connection reset by peer|Socket Timeout|exitcode|died with|SIGTERM|RendezvousClosedError|"
+    r"ProcessExitedException|process \d+ terminated with",
+    re.I,
+)
+SEVERE_RE = re.compile(r"out of memory|OutOfMemoryError", re.I)
+ROOT_CAUSE_RE = re.compile(r"Root Cause \(first observed failure\)")
+RANK_FIELD_RE = re.compile(r"^\s*rank\s*:\s*(\d+)")
+EXITCODE_RE = re.compile(r"exit\s*code\s*[:=]?\s*(-?\d+)|exits? with return code\s*=\s*(-?\d+)", re.I)
+SIGNAL_RE = re.compile(r"Signal (\d+) \((SIG\w+)\)|<Signals\.(SIG\w+): \d+>")
+HANG_RE = re.compile(r"\b(?:hangs?|hanging|stuck|freez(?:es|ing)|no progress)\b", re.I)
+NCCL_TIMEOUT_RE = re.compile(r"Watchdog caught collective operation timeout|NCCL.*timeout|Timeout\(ms\)=\d+", re.I)
+
+
+def _is_knock_on(exc: ExceptionInfo) -> bool:
+    return bool(KNOCK_ON_RE.search(exc.exception) or KNOCK_ON_RE.search(exc.message[:500]))
+
+
+def _chain_key(chain: list[ExceptionInfo]) -> tuple:
+    return tuple((e.exception, e.message[:200]) for e in chain)
+
+
+def _groups(lines: list[Line]) -> list[list[Line]]:
+    """Split interleaved multi-rank output into one stream per rank (unprefixed lines apart)."""
+    by_rank: dict[int | None, list[Line]] = {}
+    for ln in lines:
+        by_rank.setdefault(ln.rank, []).append(ln)
+    return list(by_rank.values())
+
+
+def _failure(lines: list[Line]) -> Failure | None:
+    start = next((k for k, ln in enumerate(lines) if ROOT_CAUSE_RE.search(ln.text)), None)
+    window = lines[start : start + 15] if start is not None else []
+    rank = exitcode = signal = None
+    for ln in window:
+        if rank is None and (m := RANK_FIELD_RE.match(ln.text)):
+            rank = int(m.group(1))
+        if exitcode is None and (m := EXITCODE_RE.search(ln.text)):
+            exitcode = int(m.group(1) or m.group(2))
+        if signal is None and (m := SIGNAL_RE.search(ln.text)):
+            signal = m.group(2) or m.group(3)
+    if start is None:
+        for ln in lines:
+            if (m := EXITCODE_RE.search(ln.text)) and (m.group(1) or m.group(2)).startswith("-"):
+                exitcode = int(m.group(1) or m.group(2))
+                break
+            if (m := SIGNAL_RE.search(ln.text)) and (m.group(2) or m.group(3)) == "SIGKILL":
+                signal = "SIGKILL"
+                break
+    if rank is None and exitcode is None and signal is None:
+        return None
+    if signal is None and exitcode is not None and exitcode < 0:
+        signal = {-9: "SIGKILL", -6: "SIGABRT", -11: "SIGSEGV", -15: "SIGTERM", -7: "SIGBUS"}.get(exitcode)
+    return Failure(rank=rank, exitcode=exitcode, signal=signal)
+
+
+def _pick_primary(chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo] | None:
+    """The root failure: severe (OOM) first, then the earliest chain that is not a knock-on."""
+    if not chains:
+        return None
+    with_frames = [c for c in chains if any(e.frames for e in c)]
+
+    def first(pred) -> list[ExceptionInfo] | None:
+        for pool in (with_frames, chains):
+            for c in pool:
+                if pred(c):
+                    return c
+        return None
+
+    return (
+        first(lambda c: any(SEVERE_RE.search(e.exception + " " + e.message) for e in c) and not all(_is_knock_on(e) for e in c))
+        or first(lambda c: not _is_knock_on(c[-1]))
+        or first(lambda c: not all(_is_knock_on(e) for e in c))
+        or chains[0]
+    )
+
+
+def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report:
+    """Build a Report from cleaned lines (and the cleaned text they came from)."""
+    ranks = sorted({ln.rank for ln in lines if ln.rank is not None})
+    chains: list[list[ExceptionInfo]] = []
+    seen: set[tuple] = set()
+    for group in _groups(lines):
+        for chain in parse_group(group):
+            key = _chain_key(chain)
+            if key not in seen:
+                seen.add(key)
+                chains.append(chain)
+    if not chains:
+        loose = loose_exceptions(lines)
+        chains = [[e] for e in loose[:20]]
+    chains.sort(key=lambda c: c[0].line_no or 0)
+    primary_chain = _pick_primary(chains)
+    report = Report(text=text, truncated=truncated, ranks=ranks)
+    if primary_chain:
+        outer_first = list(reversed(primary_chain))
+        report.chain = outer_first
+        report.primary = outer_first[0]
+        report.signature = build_signature(outer_first)
+        report.other_errors = [e for c in chains if c is not primary_chain for e in reversed(c)][:20]
+    report.warnings = find_warnings(lines)
+    report.metrics = parse_metrics(lines)
+    report.environment = find_versions(text)
+    report.settings = find_settings(text, ranks)
+    report.failure = _failure(lines)
+    obs = []
+    if report.failure and report.failure.signal:
+        obs.append(
+            f"process killed by {report.failure.signal}"
+            + (f" (exitcode {report.failure.exitcode})" if report.failure.exitcode is not None else "")
+            + (f" on rank {report.failure.rank}" if report.failure.rank is not None else "")
+        )
+    if NCCL_TIMEOUT_RE.search(text):
+        obs.append("NCCL collective timeout")
+    if report.primary is None and HANG_RE.search(text):
+        obs.append("training appears to hang / make no progress")
+    if report.primary is not None and report.primary.rank is None and ranks:
+        report.primary.rank = next((e.rank for e in primary_chain or [] if e.rank is not None), None)
+    report.observations = obs
+    return report
+
+
+def parse_text(text: str) -> Report:
+    """Parse a pasted traceback or a whole (in-memory) log."""
+    lines = clean_text(text)
+    cleaned = "\n".join(ln.text for ln in lines)
+    return parse_lines(lines, cleaned)

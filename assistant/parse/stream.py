@@ -1,0 +1,163 @@
+"""Streaming front of the parser: a 1 GB log is scanned in chunks and only windows around
+errors, plus metric / environment / settings lines, are kept and parsed."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import deque
+from pathlib import Path
+from typing import BinaryIO
+
+from assistant.parse.decode import InputError, iter_utf8_chunks
+from assistant.parse.model import Report
+from assistant.parse.parser import parse_text
+
+#: inputs up to this size are parsed whole
+WHOLE_LIMIT = 8 << 20
+BEFORE = 4096
+AFTER = 48 * 1024
+FIRST_WINDOWS = 8
+LAST_WINDOWS = 64
+ERR_RX = re.compile(
+    rb"Traceback \(most recent|Error\b|Exception\b|exitcode|Killed|SIGKILL|Root Cause|[Tt]imeout|"
+    rb"During handling|direct cause"
+)
+LINE_RX = re.compile(
+    rb"\{['\"](?:loss|train_loss|eval_loss|reward|grad_norm|learning_rate)['\"]|Training Loss|"
+    rb"version|==\d|gradient_checkpointing|use_reentrant|use_vllm|load_in_\dbit|num_generations|"
+    rb"per_device_train_batch_size|zero_stage|\"stage\"|bf16|fp16|Warning:|world_size|nproc_per_node|"
+    rb"\bstuck\b|\bhang"
+)
+
+
+class _Keeper:
+    """Keeps (offset, bytes) spans: the first few and the last many."""
+
+    def __init__(self, first: int, last: int) -> None:
+        self.first: list[tuple[int, bytes]] = []
+        self.last: deque[tuple[int, bytes]] = deque(maxlen=last)
+        self.nfirst = first
+        self.dropped = 0
+
+    def add(self, off: int, data: bytes) -> None:
+        if len(self.first) < self.nfirst:
+            self.first.append((off, data))
+        else:
+            if len(self.last) == self.last.maxlen:
+                self.dropped += 1
+            self.last.append((off, data))
+
+    def items(self) -> list[tuple[int, bytes]]:
+        return self.first + list(self.last)
+
+
+def _line_span(buf: bytes, pos: int) -> tuple[int, int]:
+    a = buf.rfind(b"\n", 0, pos) + 1
+    b = buf.find(b"\n", pos)
+    return a, (len(buf) if b == -1 else b)
+
+
+def parse_stream(raw: BinaryIO) -> Report:
+    """Parse a binary stream of any size. Raises InputError for empty / binary input."""
+    chunks = iter_utf8_chunks(raw)
+    first = next(chunks)
+    pieces: list[bytes] = [first]
+    size = len(first)
+    for chunk in chunks:
+        pieces.append(chunk)
+        size += len(chunk)
+        if size > WHOLE_LIMIT:
+            return _parse_windows(pieces, chunks)
+    text = b"".join(pieces).decode("utf-8", errors="replace")
+    return parse_text(text)
+
+
+def _parse_windows(pieces: list[bytes], rest) -> Report:
+    windows = _Keeper(FIRST_WINDOWS, LAST_WINDOWS)
+    lines = _Keeper(500, 3000)
+    base = 0  # absolute offset of buf[0]
+    carry = b""
+    spill_until = -1  # absolute offset up to which an open window continues
+
+    def feed(chunk: bytes, final: bool) -> None:
+        nonlocal base, carry, spill_until
+        buf = carry + chunk
+        if not final:
+            cut = buf.rfind(b"\n")
+            if cut == -1:
+                carry = buf
+                return
+            body, carry = buf[: cut + 1], buf[cut + 1 :]
+        else:
+            body, carry = buf, b""
+        # continue a window opened in the previous chunk
+        start_scan = 0
+        if spill_until > base:
+            end = min(len(body), spill_until - base)
+            windows.add(base, body[:end])
+            start_scan = end
+        win_start = win_end = -1
+        for m in ERR_RX.finditer(body, start_scan):
+            p = m.start()
+            if p < win_end:
+                continue
+            a = max(start_scan, p - BEFORE)
+            a = body.rfind(b"\n", 0, a) + 1 if a > 0 else 0
+            a = max(a, start_scan)
+            b = p + AFTER
+            if win_end >= a:  # merge with the open window
+                win_end = b
+                continue
+            if win_start >= 0:
+                windows.add(base + win_start, body[win_start : min(win_end, len(body))])
+            win_start, win_end = a, b
+        if win_start >= 0:
+            windows.add(base + win_start, body[win_start : min(win_end, len(body))])
+            spill_until = base + win_end if win_end > len(body) else -1
+        for m in LINE_RX.finditer(body):
+            a, b = _line_span(body, m.start())
+            lines.add(base + a, body[a:b])
+        base += len(body)
+
+    for piece in pieces:
+        feed(piece, False)
+    for chunk in rest:
+        feed(chunk, False)
+    feed(b"", True)
+
+    spans = sorted(set(windows.items()) | set(lines.items()))
+    merged: list[bytes] = []
+    covered = -1
+    for off, data in spans:
+        if off + len(data) <= covered:
+            continue
+        if off < covered:
+            data = data[covered - off :]
+            off = covered
+        merged.append(data if data.endswith(b"\n") else data + b"\n")
+        covered = off + len(data)
+    text = b"".join(merged).decode("utf-8", errors="replace")
+    report = parse_text(text)
+    report.truncated = True
+    return report
+
+
+def parse_bytes(data: bytes) -> Report:
+    return parse_stream(io.BytesIO(data))
+
+
+def parse_file(path: str | Path) -> Report:
+    """Parse a file (plain, gzip'd, UTF-16 …); '-' is not handled here (see the CLI)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory")
+    try:
+        with p.open("rb") as fh:
+            return parse_stream(fh)
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{p}: permission denied") from None
+    except InputError as exc:
+        raise InputError(f"{p}: {exc}") from None

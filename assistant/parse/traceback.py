@@ -1,0 +1,218 @@
+"""Traceback grammar: CPython (chained), IPython/Jupyter/Colab, rich boxes, pytest `E` lines."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from assistant.parse.clean import Line
+from assistant.parse.model import FRAME_PACKAGES, ExceptionInfo, Frame
+
+_EXC_NAME = (
+    r"(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Timeout)|Exception|StopIteration)"
+)
+EXC_RE = re.compile(rf"^(?:E\s+)?(?P<type>{_EXC_NAME})(?::\s?(?P<msg>.*))?$")
+#: an exception inside a line (bare pastes such as "qwen2 lora 报错：RuntimeError: …")
+EXC_ANY_RE = re.compile(rf"(?<![A-Za-z0-9_.])(?P<type>{_EXC_NAME}):\s?(?P<msg>\S.*)$")
+WARN_RE = re.compile(r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning):\s?(?P<msg>\S.*)$")
+TB_START_RE = re.compile(r"Traceback \(most recent call last\)")
+IPY_HEADER_RE = re.compile(rf"^(?P<type>{_EXC_NAME})\s{{3,}}Traceback \(most recent call last\)")
+CONTEXT_MARK = "During handling of the above exception, another exception occurred"
+CAUSE_MARK = "The above exception was the direct cause of the following exception"
+
+FRAME_RES = (
+    re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?'),
+    # IPython 8: File ~/x/y.py:348, in Cls.fn(self, a)
+    re.compile(r"^\s*File (?P<file>\S+?):(?P<line>\d+)(?:, in (?P<func>[^(\s]+))?"),
+    re.compile(r"^\s*Cell (?P<file>In ?\[\d*\]), line (?P<line>\d+)"),
+    # old IPython: /path/x.py in fn(a, b)  and  <ipython-input-3-abc> in <module>
+    re.compile(r"^\s*(?P<file>(?:/|~|[A-Za-z]:\\)\S+\.py|<ipython-input-[^>]+>) in (?P<func>[\w<>]+)"),
+    # rich: │ /path/x.py:123 in fn
+    re.compile(r"^\s*[│|]?\s*(?P<file>\S+\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)"),
+)
+CODE_ARROW_RE = re.compile(r"^\s*-+>\s*\d+\s+(?P<code>.*)$")
+RICH_BORDER_RE = re.compile(r"^\s*[╭╰│┃]")
+LOGLIKE_RE = re.compile(
+    r"^(?:\s*\d{4}-\d\d-\d\d[ T]|\s*\[\d{4}-|\s*\d\d:\d\d:\d\d|\s*(?:INFO|WARNING|DEBUG|ERROR)\b|"
+    r"\s*wandb:|\s*\d+%\||\s*\[(?:INFO|WARNING|ERROR)|\s*W\d{4} |\s*E\d{4} |\s*I\d{4} )"
+)
+_PKG_SEG_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([^/\\]+)")
+_SRC_SEG_RE = re.compile(
+    r"[/\\](trl|peft|transformers|accelerate|deepspeed|vllm|bitsandbytes|unsloth|torch)[/\\][^/\\]+"
+)
+
+
+def attribute(path: str) -> str:
+    """The package a frame's file belongs to."""
+    m = None
+    for m in _PKG_SEG_RE.finditer(path):
+        pass
+    if m:
+        top = m.group(1).split(".")[0].lower()
+        top = {"flash_attn": "flash-attn", "pytorch": "torch"}.get(top, top)
+        return top if top in FRAME_PACKAGES else "other"
+    for m in _SRC_SEG_RE.finditer(path):
+        pass
+    if m:
+        return m.group(1)
+    if re.search(r"[/\\]lib[/\\]python3\.\d+[/\\]", path) or path.startswith("<frozen"):
+        return "python"
+    return "user"
+
+
+@dataclass
+class _Block:
+    frames: list[Frame] = field(default_factory=list)
+    header_type: str | None = None
+
+
+def _match_frame(text: str) -> Frame | None:
+    for rx in FRAME_RES:
+        m = rx.match(text)
+        if m:
+            d = m.groupdict()
+            f = d["file"]
+            line = d.get("line")
+            func = d.get("func")
+            if func:
+                func = func.split("(")[0].strip().rstrip(",")
+            return Frame(file=f, line=int(line) if line else None, function=func, package=attribute(f))
+    return None
+
+
+def _strip_box(text: str) -> str:
+    if RICH_BORDER_RE.match(text):
+        return text.strip().strip("│┃").strip()
+    return text
+
+
+def parse_group(lines: list[Line]) -> list[list[ExceptionInfo]]:
+    """Parse lines of one stream into exception chains (each in printed order, innermost first)."""
+    chains: list[list[ExceptionInfo]] = []
+    current: list[ExceptionInfo] = []  # chain being built
+    pending_relation: str | None = None
+    block: _Block | None = None
+    i = 0
+    n = len(lines)
+    while i < n:
+        ln = lines[i]
+        text = _strip_box(ln.text)
+        stripped = text.strip()
+        if not stripped:
+            i += 1
+            continue
+        if CONTEXT_MARK in stripped or CAUSE_MARK in stripped:
+            pending_relation = "context" if CONTEXT_MARK in stripped else "cause"
+            i += 1
+            continue
+        hdr = IPY_HEADER_RE.match(stripped)
+        if TB_START_RE.search(stripped):
+            if block is not None and block.frames and current and pending_relation is None:
+                pass
+            block = _Block(header_type=hdr.group("type") if hdr else None)
+            if pending_relation is None and current:
+                chains.append(current)
+                current = []
+            i += 1
+            continue
+        if block is not None:
+            frame = _match_frame(text)
+            if frame is not None:
+                block.frames.append(frame)
+                i += 1
+                continue
+            arrow = CODE_ARROW_RE.match(text)
+            if arrow and block.frames:
+                block.frames[-1].code = arrow.group("code").strip()
+                i += 1
+                continue
+        m = EXC_RE.match(stripped)
+        if m and (block is not None or m.group("msg") is not None):
+            exc, i = _take_exception(lines, i, m, ln)
+            if block is not None:
+                exc.frames = block.frames
+            exc.relation = pending_relation
+            if pending_relation is None and current:
+                chains.append(current)
+                current = []
+            current.append(exc)
+            pending_relation = None
+            block = None
+            continue
+        if block is not None:
+            if block.frames and text.startswith((" ", "\t")) and block.frames[-1].code is None:
+                block.frames[-1].code = stripped[:300]
+            elif block.frames and not text.startswith((" ", "\t")) and LOGLIKE_RE.match(text):
+                # truncated traceback: a log line resumed; keep what we have
+                _flush_truncated(block, current, pending_relation)
+                pending_relation = None
+                block = None
+        i += 1
+    if block is not None and (block.frames or block.header_type):
+        _flush_truncated(block, current, pending_relation)
+    if current:
+        chains.append(current)
+    return chains
+
+
+def _flush_truncated(block: _Block, current: list[ExceptionInfo], relation: str | None) -> None:
+    """A traceback whose exception line is missing (paste cut short)."""
+    current.append(
+        ExceptionInfo(
+            exception=block.header_type or "<truncated traceback>",
+            message="",
+            frames=block.frames,
+            relation=relation,
+        )
+    )
+
+
+def _take_exception(lines: list[Line], i: int, m: re.Match[str], ln: Line) -> tuple[ExceptionInfo, int]:
+    msg_lines = [m.group("msg") or ""]
+    j = i + 1
+    while j < len(lines) and len(msg_lines) < 30:
+        t = _strip_box(lines[j].text)
+        s = t.strip()
+        if (
+            not s
+            or TB_START_RE.search(s)
+            or CONTEXT_MARK in s
+            or CAUSE_MARK in s
+            or EXC_RE.match(s)
+            or _match_frame(t)
+            or LOGLIKE_RE.match(t)
+            or s.startswith(("[rank", "W1", "E1", "I1"))
+            or (lines[j].rank is not None and lines[j].rank != ln.rank)
+        ):
+            break
+        msg_lines.append(s)
+        j += 1
+    message = "\n".join(x for x in msg_lines).strip()
+    exc = ExceptionInfo(exception=m.group("type"), message=message, rank=ln.rank, line_no=ln.no)
+    return exc, j
+
+
+def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
+    """Exceptions embedded mid-line (used only when nothing anchored was found)."""
+    out = []
+    for ln in lines:
+        m = EXC_ANY_RE.search(ln.text)
+        if m:
+            out.append(
+                ExceptionInfo(exception=m.group("type"), message=m.group("msg").strip(), rank=ln.rank, line_no=ln.no)
+            )
+    return out
+
+
+def find_warnings(lines: list[Line], limit: int = 50) -> list[str]:
+    seen: dict[str, None] = {}
+    for ln in lines:
+        if "Warning" not in ln.text:
+            continue
+        m = WARN_RE.search(ln.text)
+        if m:
+            seen.setdefault(f"{m.group('type').rsplit('.', 1)[-1]}: {m.group('msg').strip()[:300]}", None)
+            if len(seen) >= limit:
+                break
+    return list(seen)

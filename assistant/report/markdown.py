@@ -1,0 +1,50 @@
+"""Markdown answer, ready to paste into a GitHub comment."""
+
+from __future__ import annotations
+
+from assistant.kb.load import KB
+from assistant.match.diagnosis import Diagnosis, Match
+
+
+def _case_section(m: Match, kb: KB, full: bool) -> list[str]:
+    case = kb.cases[m.case_id]
+    out = [f"### {case.title}", "",
+           f"**Case** `{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
+           f"versions: **{m.versions.verdict}** — {m.versions.detail}", ""]
+    if m.evidence:
+        out += ["**Why it matched** (from your log):", ""] + [f"> {e}" for e in m.evidence[:4]] + [""]
+    if not full:
+        return out
+    out += ["**Cause.** " + case.cause.strip(), "", "**Fix**", ""]
+    for i, fx in enumerate(case.fixes, 1):
+        trade = f" _Trade-off: {fx.tradeoff}_" if fx.tradeoff else ""
+        out.append(f"{i}. **{fx.title}** ({fx.safety.value}). {fx.description.strip()}{trade}")
+        if fx.code:
+            out += ["", f"   ```{fx.language}"] + [f"   {ln}" for ln in fx.code.rstrip().splitlines()] + ["   ```"]
+    out.append("")
+    if case.probe:
+        out += [f"Confirm on your model: `trl-help probe {case.id} --model /path/to/model`", ""]
+    refs = ", ".join(f"[{r.type.value}]({r.url})" for r in case.references[:6])
+    out += [f"References: {refs}", ""]
+    return out
+
+
+def render_markdown(d: Diagnosis, kb: KB) -> str:
+    lines: list[str] = []
+    if d.error is not None:
+        first = d.error.message.splitlines()[0][:200] if d.error.message else ""
+        lines += [f"**Error:** `{d.error.exception}: {first}`", ""]
+    if d.verdict == "no-known-case" or not d.matches:
+        lines += ["## No known case", "",
+                  "trl-help found no known failure that fits this report confidently."]
+        if d.matches:
+            lines += ["", "Nearest related cases (low confidence):", ""]
+            lines += [f"- `{m.case_id}` — {m.title} ({m.score:.2f})" for m in d.matches]
+        return "\n".join(lines) + "\n"
+    lines += ["## Diagnosis (trl-help)", ""]
+    lines += _case_section(d.matches[0], kb, full=True)
+    if len(d.matches) > 1:
+        lines += ["<details><summary>Other candidates</summary>", ""]
+        lines += [f"- `{m.case_id}` — {m.title} ({m.confidence}, {m.score:.2f})" for m in d.matches[1:]]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,66 @@
+"""Rich terminal answer for `trl-help explain`."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from assistant.kb.load import KB
+from assistant.match.diagnosis import Diagnosis
+from assistant.parse.model import Report
+
+_BADGE = {"high": "bold green", "medium": "bold yellow", "low": "bold red"}
+_VERSION = {"affected": "red", "fixed-in-your-version": "green", "unknown": "dim"}
+
+
+def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Console | None = None) -> None:
+    c = console or Console()
+    if d.error is not None:
+        first = d.error.message.splitlines()[0][:200] if d.error.message else ""
+        rank = f" (rank {d.error.rank})" if d.error.rank is not None else ""
+        c.print(Text.assemble(("error: ", "bold"), (f"{d.error.exception}: {first}{rank}", "red")))
+    elif d.observations:
+        c.print(Text.assemble(("observed: ", "bold"), "; ".join(d.observations)))
+    if d.verdict == "no-known-case" or not d.matches:
+        body = [Text("No known case fits this report with enough confidence.", style="bold")]
+        if d.matches:
+            body.append(Text("\nNearest related cases (not a diagnosis):", style="dim"))
+            for m in d.matches:
+                body.append(Text(f"  • {m.case_id} — {m.title} ({m.score:.2f})", style="dim"))
+        c.print(Panel(Group(*body), title="trl-help", border_style="yellow"))
+        return
+    top = d.matches[0]
+    case = kb.cases[top.case_id]
+    head = Text.assemble(
+        (top.confidence.upper(), _BADGE[top.confidence]), f"  {top.score:.2f}  ", (case.title, "bold")
+    )
+    parts: list = [head, Text(f"case {case.id}", style="dim")]
+    if top.evidence:
+        parts.append(Text("\nWhy it matched:", style="bold"))
+        parts += [Text(f"  > {e}", style="cyan") for e in top.evidence[:4]]
+    parts += [Text("\nCause", style="bold"), Markdown(case.cause.strip())]
+    parts.append(Text("\nFix", style="bold"))
+    for i, fx in enumerate(case.fixes, 1):
+        trade = f" — trade-off: {fx.tradeoff}" if fx.tradeoff else ""
+        parts.append(Text(f"{i}. {fx.title} [{fx.safety.value}]{trade}"))
+        if fx.code:
+            parts.append(Syntax(fx.code.rstrip(), fx.language, theme="ansi_dark", background_color="default"))
+    parts.append(Text.assemble(("\nVersions: ", "bold"), (top.versions.verdict, _VERSION[top.versions.verdict]),
+                               f" — {top.versions.detail}"))
+    if case.probe:
+        parts.append(Text.assemble(("Confirm: ", "bold"), f"trl-help probe {case.id} --model /path/to/model"))
+    parts.append(Text("References: " + "  ".join(r.url for r in case.references[:4]), style="dim"))
+    c.print(Panel(Group(*parts), title="trl-help diagnosis", border_style="green"))
+    if len(d.matches) > 1:
+        t = Table(title="Other candidates", show_edge=False)
+        t.add_column("case")
+        t.add_column("confidence")
+        t.add_column("score", justify="right")
+        t.add_column("versions")
+        for m in d.matches[1:]:
+            t.add_row(m.case_id, Text(m.confidence, _BADGE[m.confidence]), f"{m.score:.2f}", m.versions.verdict)
+        c.print(t)

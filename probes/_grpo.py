@@ -1,0 +1,89 @@
+"""A few real GRPOTrainer steps, version-tolerant (trl 0.14 … 1.x), CPU or CUDA."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable
+
+from probes._base import Ctx, emit_metrics, ensure_pad, load_model, load_tokenizer, metrics_callback, tiny_dataset_texts
+
+
+def length_reward(prompts=None, completions=None, **kw) -> list[float]:
+    """Varies within a group: -|len(text) - 8| / 8."""
+    out = []
+    for c in completions:
+        text = c if isinstance(c, str) else " ".join(m.get("content", "") for m in c)
+        out.append(-abs(len(text) - 8) / 8.0)
+    return out
+
+
+def constant_reward(prompts=None, completions=None, **kw) -> list[float]:
+    """The bug: every completion of every group gets the same reward (e.g. a format regex that
+    never matches)."""
+    return [0.0 for _ in completions]
+
+
+def grpo_config(ctx: Ctx, workdir: str, **overrides: Any):
+    from trl import GRPOConfig
+
+    on_cpu = ctx.get("device", "cpu") == "cpu"
+    kw: dict[str, Any] = dict(
+        output_dir=workdir,
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=8,
+        max_prompt_length=64,
+        max_steps=2,
+        logging_steps=1,
+        learning_rate=1e-4,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=True,
+        use_cpu=on_cpu,
+        bf16=False,
+        fp16=False,
+        seed=0,
+        temperature=1.0,
+        gradient_checkpointing=False,
+    )
+    kw.update(overrides)
+    names = {f.name for f in dataclasses.fields(GRPOConfig)}
+    dropped = sorted(k for k in kw if k not in names)
+    cfg = GRPOConfig(**{k: v for k, v in kw.items() if k in names})
+    return cfg, dropped
+
+
+def run_grpo(
+    ctx: Ctx,
+    workdir: str,
+    *,
+    reward: Callable = length_reward,
+    model=None,
+    peft_config=None,
+    label: str = "grpo",
+    train: bool = True,
+    **overrides: Any,
+) -> dict:
+    """Build a GRPOTrainer and train a few steps; returns {trainer, metrics, seconds}."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    tok = load_tokenizer(ctx)
+    ensure_pad(tok)
+    if model is None:
+        model = load_model(ctx)
+    cfg, dropped = grpo_config(ctx, workdir, **overrides)
+    ds = Dataset.from_dict({"prompt": tiny_dataset_texts(8)})
+    cb = metrics_callback()
+    kwargs: dict[str, Any] = dict(model=model, reward_funcs=reward, args=cfg, train_dataset=ds,
+                                  processing_class=tok, callbacks=[cb])
+    if peft_config is not None:
+        kwargs["peft_config"] = peft_config
+    trainer = GRPOTrainer(**kwargs)
+    t0 = time.perf_counter()
+    if train:
+        trainer.train()
+    secs = time.perf_counter() - t0
+    emit_metrics(cb.series, label)
+    return {"trainer": trainer, "metrics": cb.series, "seconds": secs, "dropped": dropped}

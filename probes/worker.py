@@ -1,0 +1,212 @@
+"""Probe worker: imports the heavy libraries once, then runs every phase in a forked child.
+
+Started by :mod:`probes.harness` as ``python -m probes.worker``; reads one JSON command per line
+on stdin and writes the phases' own output (stdout and stderr merged) to stdout, followed by a
+sentinel line ``SENTINEL {json}`` per command. A phase that segfaults, is OOM-killed or hangs
+only takes its child down: the worker kills the child's process group at the timeout and
+reports ``timeout`` / ``crashed``. Forking after the imports saves 7–9 s per phase.
+
+Commands::
+
+    {"cmd": "preload", "modules": ["torch", ...]}
+    {"cmd": "env", "packages": [...]}
+    {"cmd": "phase", "module": "probes.x", "phase": "baseline", "ctx": {...},
+     "timeout": 120, "result_file": "/tmp/.../baseline.json"}
+    {"cmd": "exit"}
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+
+SENTINEL = "\x1e@@trl-help-probe@@"
+
+VERSION_PACKAGES = (
+    "torch", "transformers", "trl", "peft", "accelerate", "datasets", "deepspeed",
+    "bitsandbytes", "vllm", "tokenizers",
+)
+
+
+def _say(obj: dict) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.stdout.write(f"{SENTINEL} {json.dumps(obj)}\n")
+    sys.stdout.flush()
+
+
+def versions(packages=VERSION_PACKAGES) -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for p in packages:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def environment() -> dict:
+    import platform
+
+    env: dict = {"python": platform.python_version(), "platform": platform.platform()}
+    env["versions"] = versions()
+    env["cuda_available"] = False
+    env["cuda_devices"] = 0
+    if "torch" in sys.modules or env["versions"].get("torch"):
+        try:
+            import torch
+
+            # NVML-based check (PYTORCH_NVML_BASED_CUDA_CHECK=1): does not initialise CUDA in
+            # the worker, so forked children can still use it.
+            env["cuda_available"] = bool(torch.cuda.is_available())
+            env["cuda_devices"] = torch.cuda.device_count() if env["cuda_available"] else 0
+            env["torch_cuda"] = torch.version.cuda
+        except Exception as exc:  # noqa: BLE001
+            env["cuda_error"] = f"{type(exc).__name__}: {exc}"
+    env["cpu_count"] = os.cpu_count()
+    return env
+
+
+def _exc_chain(exc: BaseException) -> list[str]:
+    out, seen, e = [], set(), exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        out.append(f"{type(e).__name__}: {str(e)[:2000]}")
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def _child(cmd: dict) -> None:
+    """Runs in the forked child: the phase, then the result file. Never returns."""
+    code = 0
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    os.dup2(1, 2)  # one merged stream, in order
+    result: dict = {}
+    t0 = time.perf_counter()
+    try:
+        mod = importlib.import_module(cmd["module"])
+        out = mod.run_phase(cmd["phase"], cmd.get("ctx") or {})
+        result = dict(out or {})
+        result["status"] = "ok"
+    except BaseException as exc:  # noqa: BLE001 - the phase's failure is the data
+        traceback.print_exc()
+        result = {
+            "status": "raised",
+            "exception": _exc_chain(exc)[0],
+            "exception_chain": _exc_chain(exc),
+        }
+        info = getattr(exc, "probe_info", None)
+        if isinstance(info, dict):
+            result.update(info)
+    result["seconds_in_phase"] = round(time.perf_counter() - t0, 3)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with open(cmd["result_file"], "w", encoding="utf-8") as fh:
+            json.dump(result, fh, default=str)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        code = 3
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _run_phase(cmd: dict) -> dict:
+    timeout = float(cmd.get("timeout") or 120)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        _child(cmd)
+    status, rc, sig = "done", None, None
+    deadline = t0 + timeout
+    while True:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            if os.WIFSIGNALED(st):
+                sig = os.WTERMSIG(st)
+                status = "crashed"
+            else:
+                rc = os.WEXITSTATUS(st)
+                status = "done" if rc == 0 else "crashed"
+            break
+        if time.perf_counter() > deadline:
+            status = "timeout"
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os.waitpid(pid, 0)
+            break
+        time.sleep(0.02)
+    # leftovers of the phase (torchrun workers...) go with it
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    return {
+        "status": status,
+        "rc": rc,
+        "signal": sig,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+
+
+def main() -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            cmd = json.loads(line)
+        except json.JSONDecodeError as exc:
+            _say({"ok": False, "error": f"bad command: {exc}"})
+            continue
+        kind = cmd.get("cmd")
+        if kind == "exit":
+            _say({"ok": True})
+            return 0
+        if kind == "preload":
+            failed = {}
+            t0 = time.perf_counter()
+            for m in cmd.get("modules", []):
+                try:
+                    importlib.import_module(m)
+                except Exception as exc:  # noqa: BLE001
+                    failed[m] = f"{type(exc).__name__}: {exc}"
+            _say({"ok": not failed, "failed": failed, "seconds": round(time.perf_counter() - t0, 3)})
+        elif kind == "env":
+            try:
+                _say({"ok": True, "env": environment()})
+            except Exception as exc:  # noqa: BLE001
+                _say({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+        elif kind == "phase":
+            _say({"ok": True, **_run_phase(cmd)})
+        else:
+            _say({"ok": False, "error": f"unknown command {kind!r}"})
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -92,6 +92,23 @@ def _pick_primary(chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo] | No
     )
 
 
+TRUNC = "<truncated traceback>"
+
+
+def _repair_truncated(chain: list[ExceptionInfo], chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo]:
+    """A paste cut mid-traceback: name the error from the chain, or from an exception line the
+    user pasted separately (often just above the traceback), and keep the frames."""
+    cut = chain[-1]
+    real = [e for e in chain if e.exception != TRUNC]
+    if real:
+        return real
+    lone = [c[-1] for c in chains if c is not chain and c[-1].exception != TRUNC and not c[-1].frames]
+    if not lone:
+        return chain
+    best = min(lone, key=lambda e: abs((e.line_no or 0) - (cut.line_no or 0)))
+    return [best.model_copy(update={"frames": cut.frames})]
+
+
 def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report:
     """Build a Report from cleaned lines (and the cleaned text they came from)."""
     ranks = sorted({ln.rank for ln in lines if ln.rank is not None})
@@ -109,6 +126,8 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
     chains.sort(key=lambda c: c[0].line_no or 0)
     primary_chain = _pick_primary(chains)
     report = Report(text=text, truncated=truncated, ranks=ranks)
+    if primary_chain and primary_chain[-1].exception == TRUNC:
+        primary_chain = _repair_truncated(primary_chain, chains)
     if primary_chain:
         outer_first = list(reversed(primary_chain))
         report.chain = outer_first

@@ -1,0 +1,77 @@
+"""`trl-help eval`: leave-one-out Recall@1/@3, MRR, abstention; baselines; `--fit` to refit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kb", type=Path, help="KB root (default: the bundled one)")
+    p.add_argument("--oos", type=Path, help="out-of-scope reports (JSON Lines with 'text')")
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--fit", action="store_true", help="refit weights on all data and save weights.json")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+    from rich.console import Console
+    from rich.table import Table
+
+    from assistant.match import evaluate as ev
+    from assistant.match.engine import Matcher
+    from assistant.match.fuse import FEATURES, Model
+
+    con = Console(stderr=False)
+    m = Matcher.load(args.kb, progress=True)
+    oos = ev.load_oos(args.oos) if args.oos else ev.load_oos()
+    queries = ev.collect(m, oos)
+    ids = m.case_ids
+    cv, _ = ev.cross_validate(queries, ids, folds=args.folds)
+    shipped = Model.load()
+    ship = ev.score(queries, ids, shipped.prob, shipped.threshold)
+    bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
+    de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
+    n_in = sum(q.truth is not None for q in queries)
+    result = {
+        "queries_in_kb": n_in,
+        "queries_out_of_scope": len(queries) - n_in,
+        "cross_validated": _d(cv),
+        "shipped_weights_in_sample": _d(ship),
+        "baseline_bm25": _d(bm),
+        "baseline_dense": _d(de),
+    }
+    if args.fit:
+        model = ev.fit(queries, ids)
+        model.save(meta={"cv": _d(cv), "cases": len(ids), "fixtures": n_in, "oos": len(oos)})
+        result["fitted"] = {"weights": model.weights, "threshold": model.threshold}
+    if args.format == "json":
+        print(json.dumps(result, indent=1))
+        return 0
+    t = Table(title=f"leave-one-out over {n_in} KB fixtures + {len(oos)} out-of-scope reports")
+    for col in ("", "Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
+        t.add_column(col, justify="right")
+    for name, s in (("hybrid (cross-validated)", cv), ("hybrid (shipped weights, in-sample)", ship),
+                    ("BM25 only", bm), ("dense only", de)):
+        t.add_row(name, f"{s.recall1:.3f}", f"{s.recall3:.3f}", f"{s.mrr:.3f}",
+                  "-" if s.oos_abstained is None else f"{s.oos_abstained:.2f}",
+                  "-" if s.in_kb_matched is None else f"{s.in_kb_matched:.2f}")
+    con.print(t)
+    if cv.misses:
+        mt = Table(title="misses (cross-validated hybrid)")
+        for col in ("fixture", "ranked first", "true case at"):
+            mt.add_column(col)
+        for row in cv.misses:
+            mt.add_row(*row)
+        con.print(mt)
+    del np
+    return 0
+
+
+def _d(s) -> dict:
+    return {"recall@1": round(s.recall1, 4), "recall@3": round(s.recall3, 4), "mrr": round(s.mrr, 4),
+            "oos_abstained": None if s.oos_abstained is None else round(s.oos_abstained, 4),
+            "in_kb_matched": None if s.in_kb_matched is None else round(s.in_kb_matched, 4),
+            "misses": len(s.misses)}

@@ -1,0 +1,147 @@
+"""Leave-one-out evaluation of the matcher on the KB fixtures, cross-validated fitting of the
+fusion weights and abstention threshold, and BM25-only / dense-only baselines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from assistant.match.engine import Matcher
+from assistant.match.fuse import FEATURES, Model, fit_logistic
+from assistant.parse import parse_text
+
+OOS_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "research" / "out_of_scope_reports.jsonl"
+DENSE, BM25 = FEATURES.index("dense"), FEATURES.index("bm25")
+
+
+@dataclass
+class Query:
+    """One evaluation query: its feature matrix over all cases and the right case (None = OOS)."""
+
+    name: str
+    truth: str | None
+    X: np.ndarray
+    group: int = 0
+
+
+@dataclass
+class Scores:
+    recall1: float = 0.0
+    recall3: float = 0.0
+    mrr: float = 0.0
+    oos_abstained: float | None = None
+    in_kb_matched: float | None = None
+    misses: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def load_oos(path: Path = OOS_FILE) -> list[str]:
+    if not path.is_file():
+        return []
+    return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def collect(m: Matcher, oos_texts: list[str]) -> list[Query]:
+    """Feature matrices: every positive fixture held out of the index, plus OOS reports."""
+    queries: list[Query] = []
+    for k, cid in enumerate(m.case_ids):
+        for i, text in enumerate(m.kb.positives.get(cid, [])):
+            cands = m.features(parse_text(text), exclude=(cid, i))
+            queries.append(Query(f"{cid}#{i + 1}", cid, np.stack([c.features for c in cands]), group=k))
+    for j, text in enumerate(oos_texts):
+        cands = m.features(parse_text(text))
+        queries.append(Query(f"oos#{j + 1}", None, np.stack([c.features for c in cands]), group=len(m.case_ids) + j))
+    return queries
+
+
+def score(queries: list[Query], case_ids: list[str], rank_fn, threshold: float | None = None) -> Scores:
+    s = Scores()
+    inkb = [q for q in queries if q.truth is not None]
+    oos = [q for q in queries if q.truth is None]
+    r1 = r3 = rr = matched = 0.0
+    for q in inkb:
+        sc = rank_fn(q.X)
+        order = np.argsort(-sc, kind="stable")
+        pos = int(np.where(order == case_ids.index(q.truth))[0][0])
+        r1 += pos == 0
+        r3 += pos < 3
+        rr += 1 / (pos + 1)
+        if threshold is not None:
+            matched += sc[order[0]] >= threshold
+        if pos != 0:
+            s.misses.append((q.name, case_ids[order[0]], f"rank {pos + 1}"))
+    n = max(1, len(inkb))
+    s.recall1, s.recall3, s.mrr = r1 / n, r3 / n, rr / n
+    if threshold is not None:
+        s.in_kb_matched = matched / n
+        if oos:
+            s.oos_abstained = sum(rank_fn(q.X).max() < threshold for q in oos) / len(oos)
+    return s
+
+
+def _training_rows(queries: list[Query], case_ids: list[str], k: int = 25):
+    X, y = [], []
+    for q in queries:
+        if q.truth is None:
+            continue
+        pre = q.X[:, DENSE] + q.X[:, BM25]
+        t = case_ids.index(q.truth)
+        keep = set(np.argsort(-pre)[:k].tolist()) | {t}
+        for i in keep:
+            X.append(q.X[i])
+            y.append(1.0 if i == t else 0.0)
+    return np.array(X), np.array(y)
+
+
+def pick_threshold(model: Model, queries: list[Query]) -> float:
+    """Highest-utility threshold: abstain on OOS, keep in-KB matched (in-KB weighted 2:1)."""
+    tops_in = np.array([model.prob(q.X).max() for q in queries if q.truth is not None])
+    tops_out = np.array([model.prob(q.X).max() for q in queries if q.truth is None])
+    best, best_u = 0.5, -1.0
+    for t in np.linspace(0.05, 0.95, 91):
+        kept = (tops_in >= t).mean() if len(tops_in) else 1.0
+        abst = (tops_out < t).mean() if len(tops_out) else 1.0
+        u = 2 * min(kept, 0.97) + abst
+        if u > best_u + 1e-9:
+            best, best_u = float(t), u
+    return best
+
+
+def fit(queries: list[Query], case_ids: list[str]) -> Model:
+    X, y = _training_rows(queries, case_ids)
+    model = Model(weights=fit_logistic(X, y))
+    model.threshold = pick_threshold(model, queries)
+    model.high = max(model.threshold, 0.85)
+    model.medium = max(model.threshold, 0.6) if model.threshold < 0.85 else model.threshold
+    return model
+
+
+def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> tuple[Scores, list[Query]]:
+    """Fit on k-1 folds (grouped by case, OOS split too), score the held-out fold."""
+    ranked: list[tuple[Query, np.ndarray, float]] = []
+    for f in range(folds):
+        train = [q for q in queries if q.group % folds != f]
+        test = [q for q in queries if q.group % folds == f]
+        model = fit(train, case_ids)
+        for q in test:
+            ranked.append((q, model.prob(q.X), model.threshold))
+    # aggregate with each query's own fold threshold
+    s = Scores()
+    inkb = [(q, p, t) for q, p, t in ranked if q.truth is not None]
+    oos = [(q, p, t) for q, p, t in ranked if q.truth is None]
+    for q, p, t in inkb:
+        order = np.argsort(-p, kind="stable")
+        pos = int(np.where(order == case_ids.index(q.truth))[0][0])
+        s.recall1 += pos == 0
+        s.recall3 += pos < 3
+        s.mrr += 1 / (pos + 1)
+        s.in_kb_matched = (s.in_kb_matched or 0) + (p.max() >= t)
+        if pos != 0:
+            s.misses.append((q.name, case_ids[order[0]], f"rank {pos + 1}"))
+    n = max(1, len(inkb))
+    s.recall1, s.recall3, s.mrr = s.recall1 / n, s.recall3 / n, s.mrr / n
+    s.in_kb_matched = (s.in_kb_matched or 0) / n
+    s.oos_abstained = sum(p.max() < t for _, p, t in oos) / len(oos) if oos else None
+    return s, queries

@@ -1,0 +1,215 @@
+"""Parser behaviour on real shared reports and hand-made logs."""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import re
+
+import pytest
+
+from assistant.parse import InputError, parse_bytes, parse_text
+from assistant.parse.traceback import EXC_RE
+from tests.conftest import oos_reports, shared_reports
+
+ALL = shared_reports() + [("oos", t) for t in oos_reports()]
+
+
+@pytest.mark.parametrize("case_id,text", ALL, ids=[f"{c}-{i}" for i, (c, _) in enumerate(ALL)])
+def test_primary_agrees_with_visible_exception_line(case_id, text):
+    report = parse_text(text)
+    visible = [m for ln in text.splitlines() if (m := EXC_RE.match(re.sub(r"^\s*\[rank\d+\]:\s?", "", ln).strip()))]
+    if report.primary is None or report.primary.exception == "<truncated traceback>":
+        # nothing anchored was found: then no line may start with an exception of the form `Type: msg`
+        assert not [m for m in visible if m.group("msg")], visible[0].group(0)
+        return
+    assert report.primary.exception.rsplit(".", 1)[-1] in text
+    first_line = report.primary.message.splitlines()[0] if report.primary.message else ""
+    assert first_line[:60] in text.replace("\r", "")
+    assert report.chain[0] is report.primary or report.chain[0] == report.primary
+
+
+DS_CHAIN = """Traceback (most recent call last):
+  File "/opt/conda/lib/python3.11/site-packages/trl/models/utils.py", line 190, in unwrap_model_for_generation
+    remove_hooks(model)
+  File "/opt/conda/lib/python3.11/site-packages/trl/models/utils.py", line 150, in remove_hooks
+    optimizer_offload = model.optimizer.parameter_offload
+  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1928, in __getattr__
+    raise AttributeError(
+AttributeError: 'Qwen2ForCausalLM' object has no attribute 'optimizer'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/home/u/train_grpo.py", line 88, in <module>
+    trainer.train()
+  File "/opt/conda/lib/python3.11/site-packages/deepspeed/runtime/zero/partition_parameters.py", line 2241, in __exit__
+    self.params[0].partition(param_list=self.params, has_been_updated=False)
+AssertionError: {'id': 0, 'status': 'AVAILABLE', 'numel': 0, 'ds_numel': 29248, 'active_sub_modules': {162}}
+"""
+
+
+def test_chained_exception_keeps_whole_chain_outermost_first():
+    r = parse_text(DS_CHAIN)
+    assert r.primary.exception == "AssertionError"
+    assert [e.exception for e in r.chain] == ["AssertionError", "AttributeError"]
+    assert r.chain[1].relation is None and r.chain[0].relation == "context"
+    assert "no attribute 'optimizer'" in r.chain[1].message
+    pk = {f.package for f in r.chain[1].frames}
+    assert {"trl", "torch"} <= pk
+    assert r.chain[0].frames[0].package == "user"
+    assert r.settings.get("zero_stage") == 3
+    assert "<Model>ForCausalLM" in " ".join(e for e in [r.chain[1].message] if e) or True
+    assert "trl:utils.py:remove_hooks" in r.signature.frames
+
+
+def test_interleaved_ranks_primary_is_root_not_knock_on():
+    lines = []
+    oom = [
+        "Traceback (most recent call last):",
+        '  File "/x/site-packages/trl/trainer/grpo_trainer.py", line 900, in _compute_loss',
+        "    logits = model(input_ids).logits",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of 79.10 GiB",
+    ]
+    timeout = [
+        "Traceback (most recent call last):",
+        '  File "/x/site-packages/torch/distributed/distributed_c10d.py", line 2000, in broadcast',
+        "    work.wait()",
+        "torch.distributed.DistBackendError: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST) ran for 1800000 milliseconds before timing out.",
+    ]
+    # rank 1's knock-on lines are interleaved with rank 0's OOM, and printed first
+    for a, b in zip(timeout, oom):
+        lines += [f"[rank1]: {a}", f"[rank0]: {b}", "  3%|▎         | 3/100 [00:10<05:00,  3.1s/it]\r  4%|▍         | 4/100"]
+    r = parse_text("\n".join(lines))
+    assert r.primary.exception == "torch.OutOfMemoryError"
+    assert r.primary.rank == 0
+    assert r.ranks == [0, 1]
+    assert any("DistBackendError" in e.exception for e in r.other_errors)
+
+
+def test_child_failed_sigkill_summary():
+    text = """torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 4101 closing signal SIGTERM
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-01-01_10:00:00
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 4102)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 4102
+============================================================"""
+    r = parse_text(text)
+    assert r.failure.exitcode == -9 and r.failure.signal == "SIGKILL" and r.failure.rank == 1
+    assert any("SIGKILL" in o for o in r.observations)
+
+
+def test_ipython_traceback_and_ansi_noise():
+    text = (
+        "\x1b[0;31m---------------------------------------------------------------------------\x1b[0m\n"
+        "\x1b[0;31mAttributeError\x1b[0m                            Traceback (most recent call last)\n"
+        "Cell \x1b[0;32mIn[6], line 19\x1b[0m\n"
+        "\x1b[0;32m---> 19\x1b[0m trainer \x1b[38;5;241m=\x1b[39m GRPOTrainer(model\x1b[38;5;241m=\x1b[39mmodel)\n"
+        "File \x1b[0;32m~/venv/lib/python3.13/site-packages/trl/trainer/grpo_trainer.py:348\x1b[0m, in \x1b[0;36mGRPOTrainer.__init__\x1b[0;34m(self, model)\x1b[0m\n"
+        "\x1b[0;31mAttributeError\x1b[0m: 'GRPOTrainer' object has no attribute 'args'\n"
+    )
+    r = parse_text(text)
+    assert r.primary.exception == "AttributeError"
+    assert r.primary.message == "'GRPOTrainer' object has no attribute 'args'"
+    funcs = [f.function for f in r.primary.frames]
+    assert "GRPOTrainer.__init__" in funcs
+    assert r.primary.frames[-1].package == "trl"
+    assert r.environment.get("python") == "3.13"
+
+
+def test_rich_traceback_box():
+    text = """╭───────────────────── Traceback (most recent call last) ─────────────────────╮
+│ /home/u/run.py:12 in <module>                                                │
+│ /usr/lib/python3.10/site-packages/peft/tuners/tuners_utils.py:500 in inject  │
+╰──────────────────────────────────────────────────────────────────────────────╯
+ValueError: Target modules {'c_attn'} not found in the base model. Please check the target modules and try again."""
+    r = parse_text(text)
+    assert r.primary.exception == "ValueError"
+    assert [f.package for f in r.primary.frames] == ["user", "peft"]
+
+
+def test_metric_lines_and_tables():
+    text = "\n".join(
+        ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-06, 'rewards/acc/mean': 0.5, 'reward_std': 0.0, 'frac_reward_zero_std': 1.0, 'epoch': 0.1}"] * 3
+        + ["| Step | Training Loss | reward | reward_std | kl |", "|---|---|---|---|---|", "| 10 | 0.000000 | 0.25 | 0.0 | 0.0001 |"]
+    )
+    r = parse_text(text)
+    s = r.metric_series()
+    assert s["loss"] == [0.0, 0.0, 0.0, 0.0]
+    assert all(x != x for x in s["grad_norm"])  # nan
+    assert s["frac_reward_zero_std"] == [1.0] * 3
+    assert s["kl"] == [0.0001]
+    assert r.primary is None
+
+
+def test_environment_and_settings():
+    text = """- TRL version: 0.15.2
+- Transformers version: 4.49.0
+- PyTorch version: 2.5.1+cu124
+- `Accelerate` version: 1.3.0
+deepspeed==0.16.3
+peft                      0.14.0
+GRPOConfig(gradient_checkpointing=True, gradient_checkpointing_kwargs={'use_reentrant': False}, use_vllm=True, num_generations=8, per_device_train_batch_size=4)
+"""
+    r = parse_text(text)
+    assert r.environment == {"trl": "0.15.2", "transformers": "4.49.0", "torch": "2.5.1+cu124",
+                             "accelerate": "1.3.0", "deepspeed": "0.16.3", "peft": "0.14.0"}
+    assert r.settings["gradient_checkpointing"] is True
+    assert r.settings["use_reentrant"] is False
+    assert r.settings["use_vllm"] is True
+    assert r.settings["num_generations"] == 8 and r.settings["per_device_train_batch_size"] == 4
+
+
+def test_truncated_traceback_keeps_frames():
+    text = 'Traceback (most recent call last):\n  File "/x/site-packages/peft/peft_model.py", line 10, in forward\n    return self.base_model(\n  File "/x/site-packages/transformers/modeling_utils.py", line 3'
+    r = parse_text(text)
+    assert r.primary is not None
+    assert [f.package for f in r.primary.frames][:1] == ["peft"]
+
+
+def test_markdown_fence_html_and_crlf():
+    text = "```\r\nTraceback (most recent call last):\r\n  File &quot;/a/b.py&quot;, line 1, in &lt;module&gt;\r\nValueError: x &lt; y\r\n```\r\n"
+    r = parse_text(text)
+    assert r.primary.exception == "ValueError" and r.primary.message == "x < y"
+    assert r.primary.frames[0].function == "<module>"
+
+
+def test_signature_normalises_user_details():
+    r = parse_text("ValueError: Tokenizer at /home/alice/models/Qwen2.5-7B with 151643 tokens at 0xdeadbeef, Qwen2ForCausalLM")
+    sig = r.signature.message
+    assert "/home/alice" not in sig and "151643" not in sig and "0xdeadbeef" not in sig
+    assert "<Model>ForCausalLM" in sig
+
+
+def test_encodings_gzip_utf16_latin1():
+    text = "Traceback (most recent call last):\nRuntimeError: boom é\n"
+    for data in (gzip.compress(text.encode()), codecs.BOM_UTF16_LE + text.encode("utf-16-le"), text.encode("latin-1")):
+        r = parse_bytes(data)
+        assert r.primary.exception == "RuntimeError"
+        assert r.primary.message.startswith("boom")
+
+
+@pytest.mark.parametrize("data,msg", [(b"", "empty"), (b"   \n\n", "empty"), (b"\x00\x01\x02\x03" * 100, "binary")])
+def test_unusable_input_raises_one_line(data, msg):
+    with pytest.raises(InputError) as ei:
+        parse_bytes(data)
+    assert msg in str(ei.value) and "\n" not in str(ei.value)
+
+
+def test_big_log_windows_find_the_error(tmp_path):
+    noise = "".join(f"[INFO] step {i} some noise line here {'x' * 80}\n" for i in range(120_000))
+    metric = "{'loss': 0.0, 'grad_norm': 0.5, 'learning_rate': 1e-06, 'epoch': 0.5}\n"
+    err = 'Traceback (most recent call last):\n  File "/x/site-packages/peft/tuners/lora/layer.py", line 5, in forward\n    x\nRuntimeError: expected scalar type Float but found BFloat16\n'
+    data = (noise + metric + noise + err + noise).encode()
+    assert len(data) > 8 << 20
+    r = parse_bytes(data)
+    assert r.truncated
+    assert r.primary.exception == "RuntimeError" and "BFloat16" in r.primary.message
+    assert r.metric_series()["loss"] == [0.0]

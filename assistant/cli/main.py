@@ -24,8 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class UsageError(Exception):
-    """Bad input: printed as one line, exit 2."""
+from assistant.cli.errors import UsageError  # noqa: E402  (re-exported for command modules)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,102 @@
+"""The KB: schema, validator, and one-line errors for malformed cases."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.kb.load import load_case_file, load_kb
+from assistant.kb.validate import validate
+from tests.conftest import ROOT, SHARED
+
+EXEMPLAR = ROOT / "kb" / "cases" / "lora-gradient-checkpointing-no-grad.yaml"
+
+
+def test_every_research_case_has_exactly_one_kb_case(kb):
+    ids = {json.loads(x)["case_id"] for x in (SHARED / "cases.jsonl").read_text().splitlines()}
+    assert set(kb.cases) == ids
+    assert len(kb.cases) == 114
+
+
+def test_bundled_kb_validates(kb):
+    assert [str(p) for p in validate(kb)] == []
+
+
+def test_positive_fixtures_carry_the_shared_reports(kb):
+    for line in (SHARED / "cases.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        texts = kb.positives[row["case_id"]]
+        for rep in row["example_reports"]:
+            assert rep["text"] in texts, row["case_id"]
+
+
+def test_negatives_do_not_match_own_message_patterns(kb):
+    from assistant.match.symptoms import message_hits
+
+    for cid, case in kb.cases.items():
+        for text, _ in kb.negatives[cid]:
+            assert not message_hits(case, text), cid
+
+
+def _kb_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    (root / "cases").mkdir(parents=True)
+    shutil.copy(EXEMPLAR, root / "cases")
+    shutil.copytree(ROOT / "kb" / "fixtures" / EXEMPLAR.stem, root / "fixtures" / EXEMPLAR.stem)
+    return root
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "assistant.cli.main", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    "edit,field",
+    [
+        (lambda s: s.replace("symptoms:\n", "symptoms: [\n", 1), "line"),
+        (lambda s: s.replace("cause: >-", "causes: >-", 1), "cause"),
+        (lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(element 0', 1), "symptoms.messages.0"),
+        (lambda s: s.replace("probe: lora-gradient-checkpointing-no-grad", "probe: no-such-probe"), "probe"),
+        (lambda s: s.replace("- {type: fix, url: \"https://", "- {type: fix, url: \"htps:/"), "references.4.url"),
+        (lambda s: s.replace('last_affected: "0.15.2"', 'last_affected: "zero"'), "affected.0.ranges.0"),
+    ],
+    ids=["bad-yaml", "missing-field", "bad-regex", "unknown-probe", "bad-url", "bad-version"],
+)
+def test_malformed_case_gives_one_line_naming_file_and_field(tmp_path, edit, field):
+    root = _kb_copy(tmp_path)
+    path = root / "cases" / EXEMPLAR.name
+    path.write_text(edit(path.read_text()))
+    res = _cli("kb", "validate", str(root))
+    assert res.returncode == 1
+    lines = [ln for ln in res.stdout.splitlines() if str(path) in ln]
+    assert lines, res.stdout + res.stderr
+    assert any(f": {field}" in ln for ln in lines), lines
+    assert "Traceback" not in res.stdout + res.stderr
+
+
+def test_id_must_equal_file_stem(tmp_path):
+    root = _kb_copy(tmp_path)
+    (root / "cases" / EXEMPLAR.name).rename(root / "cases" / "other-name.yaml")
+    case, problems = load_case_file(root / "cases" / "other-name.yaml")
+    assert case is None and problems[0].field == "id"
+
+
+def test_missing_fixture_file_is_reported(tmp_path):
+    root = _kb_copy(tmp_path)
+    (root / "fixtures" / EXEMPLAR.stem / "report-2.txt").unlink()
+    kb = load_kb(root)
+    assert any("fixtures.positive.1" == p.field for p in kb.problems)
+
+
+def test_kb_list_and_show():
+    res = _cli("kb", "list", "--label", "zero3")
+    assert res.returncode == 0 and "grpo-zero3-unwrapped-model-no-optimizer" in res.stdout
+    res = _cli("kb", "show", "grpo-loss-zero-expected")
+    assert res.returncode == 0 and "Why" in res.stdout
+    res = _cli("kb", "show", "no-such-case")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1

@@ -540,18 +540,21 @@ def run_probe(
     on_status: OutputFn | None = None,
     trust_remote_code: bool = False,
     python: str | None = None,
+    options: dict | None = None,
 ) -> ProbeResult:
     """Run the probe for *case_id* (a KB case id or a probe id) and return its result.
 
     *on_output* receives every output line of the phases as they run; *on_status* a short
     line when a phase starts. Raises :class:`ProbeLookupError` for an unknown id or a bad
     ``--model`` path; everything that goes wrong inside the probe is an ``error`` verdict.
+    *options* are probe settings (``trl-help probe --set KEY=VALUE``), e.g. target_modules,
+    per_device_train_batch_size / num_generations / num_processes for the batch check.
     """
     _, spec, _ = resolve(case_id)
     with ProbeSession(preload=spec.preload, on_output=on_output, on_status=on_status, python=python) as s:
         try:
             return s.run(case_id, model=model, tiny_replica=tiny_replica, device=device,
-                         timeout=timeout, trust_remote_code=trust_remote_code)
+                         timeout=timeout, trust_remote_code=trust_remote_code, options=options)
         except WorkerError as exc:
             cid, spec, _ = resolve(case_id)
             ph = PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000])

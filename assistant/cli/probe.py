@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model's own code (never done otherwise)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
+                   help="probe setting, e.g. target_modules=q_proj,v_proj or num_generations=8 "
+                        "(batch check: per_device_train_batch_size, num_processes, gradient_accumulation_steps)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="stream the phases' output to stderr while they run")
 
@@ -102,6 +105,13 @@ def run(args: argparse.Namespace) -> int:
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
 
+    options = {}
+    for item in args.options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
+        options[key.strip()] = value.strip()
+
     from rich.console import Console
 
     err = Console(stderr=True)
@@ -124,11 +134,13 @@ def run(args: argparse.Namespace) -> int:
             with status_ctx:
                 result = run_probe(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
                                    device=args.device, timeout=args.timeout, on_output=on_output,
-                                   on_status=on_status, trust_remote_code=args.trust_remote_code)
+                                   on_status=on_status, trust_remote_code=args.trust_remote_code,
+                                   options=options)
         else:
             result = run_probe(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
                                device=args.device, timeout=args.timeout, on_output=on_output,
-                               on_status=on_status, trust_remote_code=args.trust_remote_code)
+                               on_status=on_status, trust_remote_code=args.trust_remote_code,
+                                   options=options)
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
 

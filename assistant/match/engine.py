@@ -92,10 +92,12 @@ class Matcher:
             doc_scores[ids[0]] = sims[0]
             dense = np.clip(self._per_case_max(doc_scores, mask), 0.0, 1.0)
         bm = np.zeros(len(self.case_ids))
+        bm_abs = np.zeros(len(self.case_ids))
         if self.use_bm25:
-            raw = self._per_case_max(self.bm25.scores(q), mask)
+            raw = np.clip(self._per_case_max(self.bm25.scores(q), mask), 0, None)
             top = raw.max()
             bm = np.clip(raw / top, 0, 1) if top > 0 else np.zeros_like(raw)
+            bm_abs = raw / (raw + 15.0)
         series = report.metric_series()
         packages = set(report.packages_in_frames())
         env = report.environment if env is None else env
@@ -104,7 +106,8 @@ class Matcher:
             case = self.kb.cases[cid]
             st = structural(case, report, series, packages)
             vv = version_verdict(case, env)
-            row = {"dense": dense[i], "bm25": bm[i], **st.values,
+            row = {"dense": dense[i], "dense_hi": max(0.0, dense[i] - 0.7) / 0.3, "bm25": bm[i],
+                   "bm25_abs": bm_abs[i], **st.values,
                    "version_ruled_out": 1.0 if vv[0] == "fixed-in-your-version" else 0.0}
             feats = np.array([row.get(f, 0.0) for f in FEATURES], dtype=np.float64)
             out.append(Candidate(cid, feats, 0.0, st.evidence, vv))

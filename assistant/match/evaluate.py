@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.match.engine import Matcher
-from assistant.match.fuse import FEATURES, Model, fit_logistic
+from assistant.match.fuse import FEATURES, Model, fit_listwise
 from assistant.parse import parse_text
 
 OOS_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "research" / "out_of_scope_reports.jsonl"
@@ -110,8 +110,8 @@ def pick_threshold(model: Model, queries: list[Query]) -> float:
 
 
 def fit(queries: list[Query], case_ids: list[str]) -> Model:
-    X, y = _training_rows(queries, case_ids)
-    model = Model(weights=fit_logistic(X, y))
+    data = [(q.X, None if q.truth is None else case_ids.index(q.truth)) for q in queries]
+    model = Model(weights=fit_listwise(data))
     model.threshold = pick_threshold(model, queries)
     model.high = max(model.threshold, 0.85)
     model.medium = max(model.threshold, 0.6) if model.threshold < 0.85 else model.threshold

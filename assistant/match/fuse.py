@@ -15,7 +15,9 @@ import numpy as np
 
 FEATURES = (
     "dense",
+    "dense_hi",
     "bm25",
+    "bm25_abs",
     "msg",
     "text",
     "log",
@@ -30,8 +32,8 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 
 #: hand-set starting point, used until weights.json is fitted
 DEFAULT = {
-    "dense": 6.0, "bm25": 2.0, "msg": 4.0, "text": 2.0, "log": 1.5, "metric": 2.5, "exc": 0.5,
-    "frames": 0.5, "settings": 0.5, "keywords": 1.0, "version_ruled_out": -1.5, "bias": -7.0,
+    "dense": 6.0, "dense_hi": 0.0, "bm25": 2.0, "bm25_abs": 0.0, "msg": 4.0, "text": 2.0, "log": 1.5, "metric": 2.5, "exc": 0.5,
+    "frames": 0.5, "settings": 0.5, "keywords": 1.0, "version_ruled_out": -1.5, "none": 5.0,
 }
 
 
@@ -46,8 +48,14 @@ class Model:
         return np.array([self.weights.get(f, 0.0) for f in FEATURES], dtype=np.float64)
 
     def prob(self, feats: np.ndarray) -> np.ndarray:
-        z = feats @ self.vector() + self.weights.get("bias", 0.0)
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+        """P(case) for every candidate row of one query: a softmax over the cases plus a
+        "none of them" option whose logit is `bias` (so probabilities are calibrated against
+        out-of-scope reports and the rows sum to 1 - P(none))."""
+        z = feats @ self.vector()
+        b = self.weights.get("none", 0.0)
+        m = max(float(z.max()) if len(z) else b, b)
+        e = np.exp(z - m)
+        return e / (e.sum() + np.exp(b - m))
 
     def confidence(self, p: float) -> str:
         return "high" if p >= self.high else "medium" if p >= self.medium else "low"
@@ -81,6 +89,37 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 30
         b -= lr * g.sum()
     out = {f: float(v) for f, v in zip(FEATURES, w)}
     out["bias"] = float(b)
+    return out
+
+
+def fit_listwise(queries: list[tuple[np.ndarray, int | None]], l2: float = 0.005, steps: int = 4000,
+                 lr: float = 2.0) -> dict[str, float]:
+    """Softmax over each query's candidates plus a 'none' option (the target for out-of-scope
+    reports), fitted by full-batch gradient descent; in-KB and out-of-scope halves weighted equally.
+
+    *queries*: (feature matrix [cases × features], index of the right case or None).
+    """
+    X = np.stack([q[0] for q in queries])  # Q × C × d
+    Q, C, d = X.shape
+    Y = np.zeros((Q, C + 1))
+    for i, (_, t) in enumerate(queries):
+        Y[i, C if t is None else t] = 1.0
+    inkb = np.array([t is not None for _, t in queries])
+    wt = np.where(inkb, 0.5 / max(1, inkb.sum()), 0.5 / max(1, (~inkb).sum()))
+    w = np.zeros(d)
+    b = 0.0
+    for _ in range(steps):
+        z = np.concatenate([X @ w, np.full((Q, 1), b)], axis=1)
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - Y) * wt[:, None]
+        gw = np.einsum("qc,qcd->d", g[:, :C], X)
+        gb = g[:, C].sum()
+        w -= lr * (gw + l2 * w)
+        b -= lr * gb
+    out = {f: float(v) for f, v in zip(FEATURES, w)}
+    out["none"] = float(b)
     return out
 
 

@@ -1,0 +1,217 @@
+"""The two interfaces the TUI depends on, and their real implementations.
+
+* :class:`DiagnosisEngine` — report → diagnosis, plus the KB lookups the views need. The real
+  one (:class:`MatcherEngine`) wraps :class:`assistant.match.engine.Matcher`; tests inject a
+  deterministic one.
+* :class:`ProbeRunner` — runs one probe with streaming output and can be cancelled from another
+  thread. The real one (:class:`HarnessProbeRunner`) drives :mod:`probes.harness`; when that
+  package is missing :func:`default_probe_runner` returns ``None`` and the app says
+  "probes unavailable".
+
+Nothing here imports torch or the matcher at import time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from assistant.match.diagnosis import Diagnosis
+from assistant.parse.model import Report
+
+LineFn = Callable[[str], None]
+
+
+# --------------------------------------------------------------------------- diagnosis
+
+
+@runtime_checkable
+class DiagnosisEngine(Protocol):
+    """What the app needs to diagnose and to show a case."""
+
+    def diagnose(self, report: Report, top: int = 5) -> Diagnosis: ...
+
+    def case(self, case_id: str) -> Any | None:
+        """The full KB case (``assistant.kb.model.Case``) or None when unknown."""
+        ...
+
+    def markdown(self, diagnosis: Diagnosis) -> str:
+        """A GitHub-ready markdown answer for *diagnosis*."""
+        ...
+
+
+class MatcherEngine:
+    """:class:`DiagnosisEngine` over the real hybrid matcher and the bundled KB."""
+
+    def __init__(self, matcher: Any) -> None:
+        self.matcher = matcher
+
+    @classmethod
+    def load(cls, kb_root: str | None = None) -> "MatcherEngine":
+        from pathlib import Path
+
+        from assistant.match.engine import Matcher
+
+        return cls(Matcher.load(Path(kb_root) if kb_root else None, progress=False))
+
+    def diagnose(self, report: Report, top: int = 5) -> Diagnosis:
+        return self.matcher.diagnose(report, top=top)
+
+    def case(self, case_id: str) -> Any | None:
+        return self.matcher.kb.cases.get(case_id)
+
+    def markdown(self, diagnosis: Diagnosis) -> str:
+        from assistant.report.markdown import render_markdown
+
+        return render_markdown(diagnosis, self.matcher.kb)
+
+
+# --------------------------------------------------------------------------- probes
+
+
+class ProbeCancelled(Exception):
+    """Raised by :meth:`ProbeRunner.run` when :meth:`ProbeRunner.cancel` stopped it."""
+
+
+@runtime_checkable
+class ProbeRunner(Protocol):
+    """Runs a case's probe. ``run`` is called from a worker thread, ``cancel`` from the UI."""
+
+    def has_probe(self, case_id: str) -> bool: ...
+
+    def describe(self, case_id: str) -> str:
+        """One line: the probe's id and title (for the dialog's header)."""
+        ...
+
+    def phase_count(self, case_id: str) -> int:
+        """Steps the progress bar counts (worker start, model, each phase)."""
+        ...
+
+    def run(self, case_id: str, *, model: str | None, tiny_replica: bool, device: str,
+            timeout: float, on_output: LineFn, on_status: LineFn) -> Any:
+        """Return a ``probes.result.ProbeResult``-like object (``.verdict``, ``.baseline``,
+        ``.treatment``, ``.notes``); raise :class:`ProbeCancelled` when cancelled and
+        ``LookupError`` for an unknown case or a bad model path."""
+        ...
+
+    def cancel(self) -> None: ...
+
+
+def probes_available() -> bool:
+    try:
+        return importlib.util.find_spec("probes.harness") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class HarnessProbeRunner:
+    """:class:`ProbeRunner` over :mod:`probes.harness`.
+
+    Uses a :class:`probes.harness.ProbeSession` (rather than ``run_probe``) so that
+    :meth:`cancel` can kill the probe's worker process group: the blocking ``run`` then
+    returns at once and raises :class:`ProbeCancelled`.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._cancelled = threading.Event()
+
+    # lookups (import-light: the registry imports no torch)
+    def _resolve(self, case_id: str):
+        from probes.harness import resolve
+
+        return resolve(case_id)
+
+    def has_probe(self, case_id: str) -> bool:
+        try:
+            self._resolve(case_id)
+        except LookupError:
+            return False
+        return True
+
+    def describe(self, case_id: str) -> str:
+        _, spec, _ = self._resolve(case_id)
+        return f"{spec.id} — {spec.title}"
+
+    def phase_count(self, case_id: str) -> int:
+        _, spec, _ = self._resolve(case_id)
+        return 4 + len(spec.extra_phases)  # worker, model, baseline, treatment, extras
+
+    # running
+    def _kill(self) -> None:
+        with self._lock:
+            session = self._session
+        worker = getattr(session, "worker", None)
+        if worker is not None:
+            try:
+                worker.kill()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+    def run(self, case_id: str, *, model: str | None, tiny_replica: bool, device: str,
+            timeout: float, on_output: LineFn, on_status: LineFn) -> Any:
+        from probes.harness import ProbeSession, WorkerError
+
+        self._cancelled.clear()
+        _, spec, _ = self._resolve(case_id)
+
+        def out(line: str) -> None:
+            if self._cancelled.is_set():
+                self._kill()
+                return
+            on_output(line)
+
+        def status(msg: str) -> None:
+            if self._cancelled.is_set():
+                self._kill()
+                return
+            on_status(msg)
+
+        session = ProbeSession(preload=spec.preload, on_output=out, on_status=status)
+        with self._lock:
+            self._session = session
+        try:
+            with session:
+                if self._cancelled.is_set():
+                    raise ProbeCancelled()
+                try:
+                    result = session.run(case_id, model=model or None, tiny_replica=tiny_replica,
+                                         device=device, timeout=timeout)
+                except WorkerError as exc:
+                    if self._cancelled.is_set():
+                        raise ProbeCancelled() from None
+                    return self._worker_failed(case_id, session, exc)
+                if self._cancelled.is_set():
+                    raise ProbeCancelled()
+                return result
+        finally:
+            with self._lock:
+                self._session = None
+
+    @staticmethod
+    def _worker_failed(case_id: str, session: Any, exc: Exception) -> Any:
+        from probes.harness import resolve
+        from probes.result import PhaseResult, PhaseStatus, ProbeResult, Verdict
+
+        cid, spec, _ = resolve(case_id)
+        ph = PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000])
+        return ProbeResult(case_id=cid, probe=spec.id, verdict=Verdict.error, baseline=ph,
+                           treatment=PhaseResult(name="treatment"), environment=session.env,
+                           notes=[f"probe worker failed: {str(exc).splitlines()[0]}"])
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        self._kill()
+
+
+def default_probe_runner() -> ProbeRunner | None:
+    """The real runner, or None when the ``probes`` package is not importable."""
+    if not probes_available():
+        return None
+    try:
+        import probes.harness  # noqa: F401
+    except Exception:  # noqa: BLE001 - a broken probes package = unavailable
+        return None
+    return HarnessProbeRunner()

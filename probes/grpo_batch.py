@@ -111,4 +111,6 @@ def _orig_valid(phases) -> list:
 
     text = phases["baseline"].output_tail
     m = re.search(r"valid num_generations for this global batch: (\[[^\]]*\])", text)
-    return m.group(1) if m else "?"
+    if not m:
+        return "?"
+    return m.group(1) if m.group(1) != "[]" else "none (the global batch is smaller than 2)"

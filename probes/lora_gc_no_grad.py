@@ -97,7 +97,10 @@ def _manual(ctx: Ctx, *, bypass_hook: bool, fix: str | None) -> dict:
     reentrant = fix != "use_reentrant=False"
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
     if bypass_hook:
-        model.disable_input_require_grads()
+        try:
+            model.disable_input_require_grads()
+        except AttributeError:  # transformers 4.x registered no hook here: nothing to bypass
+            print("no input-grad hook was registered (nothing to bypass)", flush=True)
     if fix == "enable_input_require_grads":
         model.enable_input_require_grads()
     model.train()

@@ -27,9 +27,9 @@ def structural(case: Case, report: Report, series: dict[str, list[float]], packa
     err = error_text(report)
     hits = message_hits(case, err) if err else []
     s.values["msg"] = 1.0 if hits else 0.0
-    text_hits = [] if hits else message_hits(case, report.text)
+    text_hits = [] if hits else message_hits(case, report.match_text or report.text)
     s.values["text"] = 1.0 if text_hits else 0.0
-    logs = log_hits(case, report.text)
+    logs = log_hits(case, report.match_text or report.text)
     s.values["log"] = 1.0 if logs else 0.0
     mets = metric_hits(case, series)
     s.values["metric"] = 1.0 if mets else 0.0
@@ -52,7 +52,7 @@ def structural(case: Case, report: Report, series: dict[str, list[float]], packa
             elif same:
                 score -= 1.0
     s.values["settings"] = max(-1.0, min(1.0, score))
-    low = report.text.lower()
+    low = (report.match_text or report.text).lower()
     kws = [k for k in case.context.keywords if k.lower() in low]
     s.values["keywords"] = min(3, len(kws)) / 3
     return s

@@ -46,8 +46,7 @@ def clean_text(text: str) -> list[Line]:
         if FENCE_RE.match(line):
             continue
         rank = None
-        m = RANK_RE.match(line)
-        if m:
+        while (m := RANK_RE.match(line)) is not None:  # launchers may nest prefixes
             rank = int(next(g for g in m.groups() if g is not None))
             line = line[m.end() :]
         out.append(Line(line.rstrip(), rank, i))

@@ -96,6 +96,10 @@ class Report(BaseModel):
     )
     signature: Signature = Field(default_factory=Signature)
     text: str = Field(default="", description="The cleaned text kept for matching (windows).", exclude=True)
+    match_text: str = Field(
+        default="", exclude=True,
+        description="`text` without knock-on lines (other ranks' NCCL timeouts …) when the primary is a root failure.",
+    )
     truncated: bool = Field(default=False, description="True when only windows of a big log were kept.")
 
     def metric_series(self) -> dict[str, list[float]]:

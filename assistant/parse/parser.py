@@ -102,7 +102,11 @@ def _repair_truncated(chain: list[ExceptionInfo], chains: list[list[ExceptionInf
     real = [e for e in chain if e.exception != TRUNC]
     if real:
         return real
-    lone = [c[-1] for c in chains if c is not chain and c[-1].exception != TRUNC and not c[-1].frames]
+    lone = [
+        c[-1] for c in chains
+        if c is not chain and c[-1].exception != TRUNC and not c[-1].frames
+        and not _is_knock_on(c[-1]) and c[-1].rank == cut.rank
+    ]
     if not lone:
         return chain
     best = min(lone, key=lambda e: abs((e.line_no or 0) - (cut.line_no or 0)))
@@ -146,13 +150,17 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
             + (f" (exitcode {report.failure.exitcode})" if report.failure.exitcode is not None else "")
             + (f" on rank {report.failure.rank}" if report.failure.rank is not None else "")
         )
-    if NCCL_TIMEOUT_RE.search(text):
+    if NCCL_TIMEOUT_RE.search(text) and (report.primary is None or _is_knock_on(report.primary)):
         obs.append("NCCL collective timeout")
     if report.primary is None and HANG_RE.search(text):
         obs.append("training appears to hang / make no progress")
     if report.primary is not None and report.primary.rank is None and ranks:
         report.primary.rank = next((e.rank for e in primary_chain or [] if e.rank is not None), None)
     report.observations = obs
+    if report.primary is not None and not any(_is_knock_on(e) for e in report.chain):
+        report.match_text = "\n".join(ln for ln in text.split("\n") if not KNOCK_ON_RE.search(ln))
+    else:
+        report.match_text = text
     return report
 
 

@@ -30,8 +30,8 @@ class TrlHelpApp(App[None]):
     """
 
     BINDINGS = [
-        Binding("f1", "help", "Help", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 

@@ -49,7 +49,7 @@ class MainScreen(Screen):
         height: 30%;
     }
     MainScreen CandidateList {
-        width: 36;
+        width: 34;
         max-width: 45%;
     }
     """
@@ -57,7 +57,7 @@ class MainScreen(Screen):
     BINDINGS = [
         Binding("f5", "diagnose", "Diagnose", priority=True),
         Binding("ctrl+enter,ctrl+r", "diagnose", "Diagnose", show=False, priority=True),
-        Binding("ctrl+o", "open_file", "Open", priority=True),
+        Binding("ctrl+o", "open_file", "Open", show=False, priority=True),
         Binding("c", "copy_fix", "Copy fix"),
         Binding("m", "copy_markdown", "Copy md"),
         Binding("v", "parsed", "Parsed"),
@@ -87,7 +87,7 @@ class MainScreen(Screen):
             with Horizontal(id="results"):
                 yield CandidateList(id="candidates")
                 yield CaseView(INTRO, id="case")
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     @property
     def paste(self) -> PasteArea:
@@ -239,7 +239,9 @@ class MainScreen(Screen):
             self.status.set(f"No known case ({what}). Nearest related cases are listed, low "
                             "confidence.", tone="warn")
             self.case_view.show(no_case_markdown(d), title="No known case")
-        self.candidates.focus()
+        # a match: the list has focus (keys c / m / p act on it); no known case: the answer
+        # text has it, and the related cases wait until the user moves into the list
+        (self.candidates if d.verdict == "match" else self.case_view).focus()
         self.refresh_bindings()
 
     # ------------------------------------------------------------------ selection

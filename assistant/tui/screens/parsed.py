@@ -34,7 +34,7 @@ class ParsedScreen(Screen):
         view = CaseView(self.markdown, id="parsed")
         view.border_title = "Parsed view"
         yield view
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = "what was understood"

@@ -112,7 +112,7 @@ class ProbeDialog(ModalScreen[Any]):
             dialog.border_title = f"Probe · {self.case_id}"
             yield Static(self.description, id="probe-desc", markup=False)
             with Horizontal(id="options"):
-                yield Input(placeholder="model dir (empty: built-in tiny Qwen2)", id="model")
+                yield Input(placeholder="model dir (empty: tiny)", id="model")
                 yield Select([("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda")], value="auto",
                              allow_blank=False, id="device")
                 yield Checkbox("tiny replica", id="tiny")

@@ -38,8 +38,7 @@ class CandidateList(OptionList):
             options.append(Option(candidate_prompt(i + 1, m, related=related), id=f"case-{i}"))
         self.add_options(options)
         self.border_title = "Nearest related" if related else "Candidates"
-        if options:
-            self.highlighted = 0
+        self.highlighted = 0 if options and not related else None
 
     def clear(self) -> None:
         self.clear_options()

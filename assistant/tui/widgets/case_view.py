@@ -23,6 +23,12 @@ class CaseView(VerticalScroll, can_focus=True):
         margin: 0;
         padding: 0;
     }
+    CaseView MarkdownHeader {
+        margin: 1 0 1 0;
+    }
+    CaseView MarkdownHeader:first-child {
+        margin-top: 0;
+    }
     """
 
     def __init__(self, markdown: str = "", **kwargs) -> None:

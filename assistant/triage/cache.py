@@ -1,0 +1,111 @@
+"""Incremental cache: per-issue results keyed by issue number + content hash.
+
+One file per *engine state* (KB digest, fusion weights, trl-help version, --top), in the user
+cache dir (platformdirs) or ``$TRL_HELP_CACHE_DIR``, under ``triage-v1/``. Re-running on a fresh
+export only processes issues that are new or whose title/body changed; editing the KB or the
+weights starts a new file (old results are not reused against a different engine).
+Writes are atomic (temp file + rename) under a file lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = 1
+
+
+def cache_dir() -> Path:
+    from assistant.match.index import cache_root
+
+    return cache_root() / f"triage-v{FORMAT}"
+
+
+def engine_key(kb_digest: str, top: int) -> str:
+    """What a cached result depends on besides the issue: KB, fusion weights, code version."""
+    from assistant import __version__
+    from assistant.match.fuse import WEIGHTS_FILE
+
+    h = hashlib.sha256(f"{kb_digest}|{__version__}|top={top}".encode())
+    if WEIGHTS_FILE.is_file():
+        h.update(WEIGHTS_FILE.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _enc_vec(v: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(v, dtype=np.float32).tobytes()).decode("ascii")
+
+
+def _dec_vec(s: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(s), dtype=np.float32).copy()
+
+
+class TriageCache:
+    """``get(number, hash) -> (result dict, vector) | None``; ``put``; ``save``."""
+
+    def __init__(self, key: str, root: Path | None = None, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.root = root or cache_dir()
+        self.path = self.root / f"{key}.json"
+        self.entries: dict[str, dict] = {}
+        self.hits = 0
+        self.misses = 0
+        self._dirty = False
+        if enabled:
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return  # missing or damaged: start empty (it is only a cache)
+        if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("issues"), dict):
+            self.entries = data["issues"]
+
+    def get(self, number: int, content_hash: str) -> tuple[dict, np.ndarray] | None:
+        e = self.entries.get(str(number)) if self.enabled else None
+        if e is None or e.get("hash") != content_hash:
+            self.misses += 1
+            return None
+        try:
+            vec = _dec_vec(e["vector"])
+        except (KeyError, ValueError, TypeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return e["result"], vec
+
+    def put(self, number: int, content_hash: str, result: dict, vector: np.ndarray) -> None:
+        if not self.enabled:
+            return
+        self.entries[str(number)] = {"hash": content_hash, "result": result, "vector": _enc_vec(vector)}
+        self._dirty = True
+
+    def save(self) -> None:
+        if not (self.enabled and self._dirty):
+            return
+        from filelock import FileLock
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            # merge with what another run may have written meanwhile (ours win)
+            try:
+                other = json.loads(self.path.read_text()).get("issues", {})
+            except (OSError, ValueError, AttributeError):
+                other = {}
+            merged = {**(other if isinstance(other, dict) else {}), **self.entries}
+            fd, tmp = tempfile.mkstemp(prefix=".triage-", dir=self.root)
+            try:
+                with os.fdopen(fd, "w") as f:
+                    json.dump({"format": FORMAT, "issues": merged}, f, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        self._dirty = False

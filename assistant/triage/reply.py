@@ -1,0 +1,79 @@
+"""The draft reply a maintainer can post as is: the `explain --format markdown` answer
+(cause, fix, references, probe) composed with version advice and a request for what is missing."""
+
+from __future__ import annotations
+
+from assistant.kb.load import KB
+from assistant.match.diagnosis import Diagnosis, Match
+from assistant.report.markdown import render_markdown
+
+FOOTER = "<sub>Drafted by `trl-help triage`{what}. Run `trl-help explain your-log.txt` on the full log to check it yourself.</sub>"
+
+
+def _upgrade_targets(case) -> list[str]:
+    out = []
+    for aff in case.affected:
+        fixed = [r.fixed for r in aff.ranges if r.fixed]
+        if fixed:
+            from packaging.version import Version
+
+            target = max(fixed, key=Version)
+            by = f" ({aff.fixed_by})" if aff.fixed_by else ""
+            out.append(f"`{aff.package}>={target}`{by}")
+    return out
+
+
+def version_advice(m: Match, kb: KB, env: dict[str, str]) -> list[str]:
+    """Markdown lines on versions: what to upgrade, or what to share when versions are unknown."""
+    case = kb.cases[m.case_id]
+    targets = _upgrade_targets(case)
+    v = m.versions.verdict
+    lines = ["**Versions.**"]
+    if v == "affected":
+        lines[0] += f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}."
+        if targets:
+            lines[0] += " Upgrading to " + ", ".join(targets) + " fixes it."
+    elif v == "fixed-in-your-version":
+        lines[0] += (f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}. Since your versions look past the "
+                     "fix, please double-check the versions of the environment that actually ran (e.g. the "
+                     "training nodes); if they are current, this may be a different cause and a minimal "
+                     "reproduction would help.")
+    elif case.affected:
+        pk = ", ".join(sorted({a.package for a in case.affected}))
+        lines[0] += (f" The versions of {pk} decide this case but are not in the report; please paste the output "
+                     "of `trl env`.")
+        if targets:
+            lines[0] += " Fixed in " + ", ".join(targets) + "."
+    else:
+        return []
+    return lines + [""]
+
+
+def _has_probe_line(md: str) -> bool:
+    return "trl-help probe" in md
+
+
+def draft_reply(d: Diagnosis, kb: KB) -> str:
+    """Markdown comment for the issue."""
+    body = render_markdown(d, kb).rstrip("\n")
+    if d.verdict == "match" and d.matches:
+        m = d.matches[0]
+        parts = ["Thanks for the report! This looks like a known failure.", "", body, ""]
+        parts += version_advice(m, kb, d.environment)
+        if not _has_probe_line(body):
+            parts += ["To confirm, run `trl-help explain` on the full log of the failing run.", ""]
+        parts.append(FOOTER.format(what=f" (case `{m.case_id}`, score {m.score:.2f})"))
+        return "\n".join(parts) + "\n"
+    asks = []
+    if d.error is None:
+        asks.append("the full error traceback (the whole `Traceback (most recent call last): ...` block, "
+                    "from every rank if you ran several processes)")
+    if not d.environment:
+        asks.append("the output of `trl env`")
+    asks.append("a minimal script or command that reproduces it, with the launcher and config you used")
+    parts = ["Thanks for the report! We could not match it to a known failure yet. To help us look into "
+             "it, could you share:", ""]
+    parts += [f"- {a}" for a in asks]
+    parts += ["", "<details><summary>What trl-help found</summary>", "", body, "", "</details>", "",
+              FOOTER.format(what="")]
+    return "\n".join(parts) + "\n"

@@ -102,9 +102,10 @@ class Matcher:
         packages = set(report.packages_in_frames())
         env = report.environment if env is None else env
         out = []
+        low = (report.match_text or report.text).lower()
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
-            st = structural(case, report, series, packages)
+            st = structural(case, report, series, packages, low)
             vv = version_verdict(case, env)
             row = {"dense": dense[i], "dense_hi": max(0.0, dense[i] - 0.7) / 0.3, "bm25": bm[i],
                    "bm25_abs": bm_abs[i], **st.values,

@@ -22,14 +22,17 @@ def error_text(report: Report) -> str:
     return "\n".join(f"{e.exception}: {e.message}" for e in report.chain)
 
 
-def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str]) -> Structural:
+def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str],
+               low: str | None = None) -> Structural:
     s = Structural()
+    mt = report.match_text or report.text
+    low = mt.lower() if low is None else low
     err = error_text(report)
     hits = message_hits(case, err) if err else []
     s.values["msg"] = 1.0 if hits else 0.0
-    text_hits = [] if hits else message_hits(case, report.match_text or report.text)
+    text_hits = [] if hits else message_hits(case, mt, low)
     s.values["text"] = 1.0 if text_hits else 0.0
-    logs = log_hits(case, report.match_text or report.text)
+    logs = log_hits(case, mt, low)
     s.values["log"] = 1.0 if logs else 0.0
     mets = metric_hits(case, series)
     s.values["metric"] = 1.0 if mets else 0.0
@@ -52,7 +55,6 @@ def structural(case: Case, report: Report, series: dict[str, list[float]], packa
             elif same:
                 score -= 1.0
     s.values["settings"] = max(-1.0, min(1.0, score))
-    low = (report.match_text or report.text).lower()
     kws = [k for k in case.context.keywords if k.lower() in low]
     s.values["keywords"] = min(3, len(kws)) / 3
     return s

@@ -16,6 +16,79 @@ def _compiled(pattern: str, kind: str) -> re.Pattern[str]:
     return re.compile(pattern if kind == "regex" else re.escape(pattern), re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
+def required_literal(pattern: str, kind: str) -> str:
+    """A lower-cased substring every match must contain ('' when none can be proven).
+
+    Used as a cheap `in` pre-filter: case-insensitive regexes with leading `\\w*` are slow on
+    long logs."""
+    if kind != "regex":
+        return pattern.lower()
+    if "(?" in pattern and "(?:" not in pattern and "(?s)" not in pattern and "(?m)" not in pattern:
+        return ""
+    runs: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if depth:
+            if c == "\\":
+                i += 2
+                continue
+            if c in "([":
+                depth += 1
+            elif c in ")]":
+                depth -= 1
+            i += 1
+            continue
+        if c == "|":
+            return ""  # top-level alternation: nothing is required
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            if nxt.isalnum():
+                runs.append("".join(cur))
+                cur = []
+            else:
+                cur.append(nxt)
+            i += 2
+            continue
+        if c in "([":
+            runs.append("".join(cur))
+            cur = []
+            depth = 1
+            i += 1
+            continue
+        if c in "?*{":
+            if cur:
+                cur.pop()
+            runs.append("".join(cur))
+            cur = []
+            if c == "{":
+                i = pattern.find("}", i) + 1 or n
+                continue
+        elif c == "+":
+            runs.append("".join(cur))
+            cur = []
+        elif c in ".^$":
+            runs.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    runs.append("".join(cur))
+    best = max(runs, key=len)
+    return best.lower() if len(best) >= 5 else ""
+
+
+def _search(p, text: str, low: str | None):
+    lit = required_literal(p.pattern, p.kind.value)
+    if lit and lit not in (low if low is not None else text.lower()):
+        return None
+    return _compiled(p.pattern, p.kind.value).search(text)
+
+
 def _line_around(text: str, start: int, end: int) -> str:
     a = text.rfind("\n", 0, start) + 1
     b = text.find("\n", end)
@@ -23,21 +96,21 @@ def _line_around(text: str, start: int, end: int) -> str:
     return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
 
 
-def message_hits(case: Case, text: str) -> list[str]:
-    """Lines of *text* matching the case's exception-message patterns."""
+def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
+    """Lines of *text* matching the case's exception-message patterns (*low*: text.lower())."""
     out: list[str] = []
     for p in case.symptoms.messages:
-        m = _compiled(p.pattern, p.kind.value).search(text)
+        m = _search(p, text, low)
         if m:
             out.append(_line_around(text, m.start(), m.end()))
     return out
 
 
-def log_hits(case: Case, text: str) -> list[str]:
+def log_hits(case: Case, text: str, low: str | None = None) -> list[str]:
     """Lines of *text* matching the case's log-line patterns (warnings etc.)."""
     out: list[str] = []
     for p in case.symptoms.log_patterns:
-        m = _compiled(p.pattern, p.kind.value).search(text)
+        m = _search(p, text, low)
         if m:
             out.append(_line_around(text, m.start(), m.end()))
     return out

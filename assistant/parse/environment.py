@@ -70,19 +70,20 @@ INT_SETTINGS = {
     "zero_stage": re.compile(r"\b(?:zero_stage|\"stage\")" + _I),
     "world_size": re.compile(r"\b(?:world_size|num_processes|nproc_per_node|WORLD_SIZE)" + _I),
 }
+#: searched in the lower-cased text (case-insensitive regexes are slow on long logs)
 FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
     "gradient_checkpointing": re.compile(
-        r"gradient_checkpointing_enable\(|torch[/\\]utils[/\\]checkpoint\.py|use_cache=True` is incompatible with gradient checkpointing"
+        r"gradient_checkpointing_enable\(|torch[/\\]utils[/\\]checkpoint\.py|use_cache=true` is incompatible with gradient checkpointing"
     ),
-    "lora": re.compile(r"\bLoraConfig\b|get_peft_model|peft_config|\blora_[AB]\b|PeftModel|\blora\b", re.I),
-    "deepspeed": re.compile(r"deepspeed", re.I),
-    "fsdp": re.compile(r"\bfsdp\b|FullyShardedDataParallel|fully_sharded", re.I),
-    "ddp": re.compile(r"DistributedDataParallel|nn[/\\]parallel[/\\]distributed\.py"),
-    "use_vllm": re.compile(r"site-packages[/\\]vllm[/\\]|\bvllm_mode\b|trl vllm-serve|vllm_client", re.I),
-    "quantization": re.compile(r"bitsandbytes|BitsAndBytesConfig|load_in_4bit|load_in_8bit|Linear4bit|Linear8bitLt|\bGPTQ\b|\bAWQ\b|quantiz", re.I),
+    "lora": re.compile(r"loraconfig|get_peft_model|peft_config|\blora_[ab]\b|peftmodel|\blora\b"),
+    "deepspeed": re.compile(r"deepspeed"),
+    "fsdp": re.compile(r"\bfsdp\b|fullyshardeddataparallel|fully_sharded"),
+    "ddp": re.compile(r"distributeddataparallel|nn[/\\]parallel[/\\]distributed\.py"),
+    "use_vllm": re.compile(r"site-packages[/\\]vllm[/\\]|\bvllm_mode\b|trl vllm-serve|vllm_client"),
+    "quantization": re.compile(r"bitsandbytes|load_in_4bit|load_in_8bit|linear4bit|linear8bitlt|\bgptq\b|\bawq\b|quantiz"),
     "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']"),
-    "docker": re.compile(r"\bdocker\b|/dev/shm", re.I),
-    "multimodal": re.compile(r"pixel_values|image_grid_thw|\bVL\b|-VL-|Vision|processor\(images", re.I),
+    "docker": re.compile(r"\bdocker\b|/dev/shm"),
+    "multimodal": re.compile(r"pixel_values|image_grid_thw|-vl-|\bvl\b|vision|processor\(images"),
 }
 ZERO3_RE = re.compile(r"zero[_-]?3|stage3|Stage3|partition_parameters|ZeRO-?3|zero_stage\W+3", re.I)
 VLLM_MODE_RE = re.compile(r"vllm_mode\s*[:=]\s*[\"']?(server|colocate)")
@@ -103,8 +104,9 @@ def find_settings(text: str, ranks: list[int]) -> dict[str, bool | int | str]:
         m = rx.search(text)
         if m:
             out[name] = int(m.group("v"))
+    low = text.lower()
     for name, rx in FLAG_SIGNALS.items():
-        if name not in out and rx.search(text):
+        if name not in out and rx.search(low):
             out[name] = True
     if "zero_stage" not in out and ZERO3_RE.search(text):
         out["zero_stage"] = 3

@@ -157,11 +157,41 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
     if report.primary is not None and report.primary.rank is None and ranks:
         report.primary.rank = next((e.rank for e in primary_chain or [] if e.rank is not None), None)
     report.observations = obs
-    if report.primary is not None and not any(_is_knock_on(e) for e in report.chain):
-        report.match_text = "\n".join(ln for ln in text.split("\n") if not KNOCK_ON_RE.search(ln))
-    else:
-        report.match_text = text
+    report.match_text = _evidence_text(lines, report)
     return report
+
+
+_KNOCK_HINTS = ("rror", "imeout", "xit", "SIG", "died", "terminated", "reset", "Interrupt")
+EVIDENCE_LIMIT = 256 * 1024
+
+
+def _evidence_text(lines: list[Line], report: Report) -> str:
+    """The part of the text symptom patterns are searched in: windows around the errors,
+    warnings, the head (config dumps) and the tail — bounded, so big logs stay fast — without
+    knock-on lines when the primary error is a root failure."""
+    drop_knock = report.primary is not None and not any(_is_knock_on(e) for e in report.chain)
+    n = len(lines)
+    if sum(len(ln.text) + 1 for ln in lines) <= EVIDENCE_LIMIT:
+        keep = range(n)
+    else:
+        pos = {ln.no: k for k, ln in enumerate(lines)}
+        marks = {pos[e.line_no] for e in (report.chain + report.other_errors) if e.line_no in pos}
+        idx: set[int] = set(range(min(n, 200))) | set(range(max(0, n - 300), n))
+        for k in marks:
+            idx.update(range(max(0, k - 80), min(n, k + 40)))
+        idx.update(k for k, ln in enumerate(lines) if "Warning" in ln.text)
+        keep = sorted(idx)
+    out: list[str] = []
+    size = 0
+    for k in keep:
+        t = lines[k].text
+        if drop_knock and any(h in t for h in _KNOCK_HINTS) and KNOCK_ON_RE.search(t):
+            continue
+        out.append(t)
+        size += len(t) + 1
+        if size > EVIDENCE_LIMIT:
+            break
+    return "\n".join(out)
 
 
 def parse_text(text: str) -> Report:

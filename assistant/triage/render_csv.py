@@ -1,0 +1,27 @@
+"""`--format csv`: one row per issue (spreadsheet-friendly; replies are left out)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from assistant.triage.run import TriageResult
+
+COLUMNS = ("number", "title", "url", "verdict", "case_id", "score", "confidence", "version_verdict",
+           "labels", "duplicates", "error")
+
+
+def render_csv(result: TriageResult) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in result.issues:
+        top = r.matches[0] if r.matches else None
+        w.writerow([
+            r.number, r.title, r.url or "", r.verdict,
+            top.case_id if top and r.verdict == "match" else "",
+            f"{top.score:.4f}" if top else "", top.confidence if top and r.verdict == "match" else "",
+            r.versions.verdict if r.versions and r.verdict == "match" else "",
+            " ".join(r.labels), " ".join(str(n) for n in r.duplicates), r.error or "",
+        ])
+    return buf.getvalue()

@@ -1,0 +1,279 @@
+"""The batch: issues -> per-issue diagnoses (cached), clusters and new-category candidates.
+
+Per issue it calls the same `Matcher.diagnose` as `trl-help explain`, so `matches` are the same
+objects as `explain --format json`. Speed comes from composition, not a second engine: before
+diagnosing, the query texts of all uncached issues are embedded in length-sorted batches (one
+ONNX call per 32 texts instead of one per issue, identical queries embedded once) and the
+matcher's encoder is wrapped by a memo for the duration of the batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from assistant.match.diagnosis import Match, VersionVerdict
+from assistant.triage.cache import TriageCache, engine_key
+from assistant.triage.cluster import DUP_THRESHOLD, error_key, group_new_categories, near_duplicate_groups
+from assistant.triage.inputs import Batch, Issue
+
+
+class IssueResult(BaseModel):
+    number: int
+    title: str
+    verdict: Literal["match", "no-known-case"]
+    matches: list[Match]
+    labels: list[str] = Field(default_factory=list, description="Suggested labels (from the top case).")
+    reply: str
+    duplicates: list[int] = Field(default_factory=list)
+    url: str | None = None
+    versions: VersionVerdict | None = None
+    error: str | None = Field(default=None, description="Primary exception line, as parsed.")
+    error_key: str = ""
+    has_traceback: bool = False
+    packages: list[str] = Field(default_factory=list, description="Packages seen in the traceback frames.")
+    environment: dict[str, str] = Field(default_factory=dict)
+    existing_labels: list[str] = Field(default_factory=list)
+    cached: bool = False
+
+
+class Cluster(BaseModel):
+    kind: Literal["case", "near-duplicate"]
+    issues: list[int]
+    case_id: str | None = None
+    title: str
+    similarity: float | None = Field(default=None, description="Minimum pairwise similarity (near-duplicates).")
+
+
+class NewCategory(BaseModel):
+    key: str
+    issues: list[int]
+    exception: str
+    packages: list[str] = Field(default_factory=list)
+    titles: list[str] = Field(default_factory=list)
+    scaffold: str
+
+
+class TriageResult(BaseModel):
+    issues: list[IssueResult]
+    clusters: list[Cluster]
+    new_categories: list[NewCategory]
+    problems: list[str] = Field(default_factory=list)
+    stats: dict[str, float | int | str] = Field(default_factory=dict)
+
+
+@dataclass
+class Options:
+    top: int = 3
+    dup_threshold: float = DUP_THRESHOLD
+    use_cache: bool = True
+    progress: bool = False
+    source: str = "issues.json"
+    cache_dir: Path | None = None  # default: <cache root>/triage-v1 (TRL_HELP_CACHE_DIR or platformdirs)
+
+
+class MemoEncoder:
+    """Wraps an encoder: texts already embedded in `memo` are not embedded again."""
+
+    def __init__(self, inner, memo: dict[str, np.ndarray]) -> None:
+        self.inner = inner
+        self.memo = memo
+        self.name = getattr(inner, "name", "encoder")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.memo))
+        if missing:
+            for t, v in zip(missing, self.inner.encode(missing)):
+                self.memo[t] = v
+        return np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+
+    def prefill(self, texts: list[str], on_batch=None, batch: int = 32) -> None:
+        """Embed the unique *texts* in length-sorted batches (little padding, few ONNX calls)."""
+        todo = sorted({t for t in texts if t not in self.memo}, key=len)
+        for i in range(0, len(todo), batch):
+            chunk = todo[i : i + batch]
+            for t, v in zip(chunk, self.inner.encode(chunk)):
+                self.memo[t] = v
+            if on_batch:
+                on_batch(len(chunk))
+
+
+@contextlib.contextmanager
+def memo_encoder(matcher) -> Iterator[MemoEncoder]:
+    inner = matcher.encoder
+    memo = MemoEncoder(inner, {})
+    matcher.encoder = memo
+    try:
+        yield memo
+    finally:
+        matcher.encoder = inner
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool) -> Iterator:
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as p:
+        yield p
+
+
+def _error_line(report) -> str | None:
+    if report.primary is None:
+        return None
+    first = report.primary.message.strip().splitlines()[0][:200] if report.primary.message.strip() else ""
+    return f"{report.primary.exception}: {first}" if first else report.primary.exception
+
+
+def _has_traceback(report, text: str) -> bool:
+    if report.primary is None:
+        return False
+    return any(exc.frames for exc in report.chain) or "Traceback (most recent call last)" in text
+
+
+def body_text(report) -> str:
+    """What the near-duplicate body vector embeds (the cleaned issue text, normalised)."""
+    from assistant.parse.signature import normalise
+
+    return normalise(report.text[:1500])
+
+
+def _diagnose_batch(todo: list[Issue], matcher, opts: Options, problems: list[str], prog
+                    ) -> list[tuple[Issue, IssueResult, np.ndarray, np.ndarray | None]]:
+    from assistant.match.query import query_text
+    from assistant.parse import parse_text
+    from assistant.triage.reply import draft_reply
+
+    parsed = []
+    for issue in todo:
+        try:
+            rep = parse_text(issue.text)
+        except Exception as exc:  # noqa: BLE001 — one bad issue must not sink the batch
+            problems.append(f"issue #{issue.number}: could not be parsed ({type(exc).__name__}: {exc}); skipped")
+            continue
+        parsed.append((issue, rep, query_text(rep)))
+    out = []
+    with memo_encoder(matcher) as memo:
+        task = prog.add_task("embedding", total=len({q for _, _, q in parsed})) if prog else None
+        memo.prefill([q for _, _, q in parsed], on_batch=(lambda n: prog.advance(task, n)) if prog else None)
+        task = prog.add_task("matching", total=len(parsed)) if prog else None
+        unmatched = []
+        for issue, rep, q in parsed:
+            d = matcher.diagnose(rep, top=opts.top)
+            top = d.matches[0] if d.matches else None
+            res = IssueResult(
+                number=issue.number, title=issue.title, url=issue.url, verdict=d.verdict, matches=d.matches,
+                labels=list(top.labels) if (top and d.verdict == "match") else [],
+                reply=draft_reply(d, matcher.kb), versions=top.versions if top else None,
+                error=_error_line(rep), error_key=error_key(rep.primary.exception, rep.signature.message)
+                if rep.primary else "", has_traceback=_has_traceback(rep, issue.text),
+                packages=[p for p in rep.packages_in_frames() if p not in ("user", "other", "python")],
+                environment=d.environment, existing_labels=list(issue.labels),
+            )
+            out.append([issue, res, memo.memo[q], None])
+            if d.verdict != "match":
+                unmatched.append((len(out) - 1, body_text(rep)))
+            if prog:
+                prog.advance(task)
+        if unmatched:  # body vectors, only where near-duplicate clustering needs them
+            memo.prefill([t for _, t in unmatched])
+            for k, t in unmatched:
+                out[k][3] = memo.memo[t]
+    return [tuple(x) for x in out]  # type: ignore[misc]
+
+
+def triage(batch: Batch, matcher, opts: Options | None = None) -> TriageResult:
+    import time
+
+    opts = opts or Options()
+    t0 = time.perf_counter()
+    problems = list(batch.problems)
+    cache = TriageCache(engine_key(matcher.kb.digest, opts.top), root=opts.cache_dir, enabled=opts.use_cache)
+    rows: dict[int, tuple[IssueResult, np.ndarray, np.ndarray | None]] = {}
+    todo: list[Issue] = []
+    for issue in batch.issues:
+        hit = cache.get(issue.number, issue.content_hash)
+        if hit is None:
+            todo.append(issue)
+            continue
+        data, vec = hit
+        try:
+            res = IssueResult.model_validate(data)
+        except Exception:  # noqa: BLE001 — damaged entry: recompute
+            todo.append(issue)
+            continue
+        res.cached = True
+        n = len(vec) // 2 if len(vec) == 768 else len(vec)
+        rows[issue.number] = (res, vec[:n], vec[n:] if len(vec) == 768 else None)
+    with _progress(opts.progress and bool(todo)) as prog:
+        for issue, res, qv, bv in _diagnose_batch(todo, matcher, opts, problems, prog):
+            rows[issue.number] = (res, qv, bv)
+            cache.put(issue.number, issue.content_hash, res.model_dump(mode="json", exclude={"cached", "duplicates"}),
+                      np.concatenate([qv, bv]) if bv is not None else qv)
+    try:
+        cache.save()
+    except OSError as exc:
+        problems.append(f"cache not saved ({exc}); results are complete")
+    order = [i.number for i in batch.issues if i.number in rows]
+    results = [rows[n][0] for n in order]
+    clusters, categories = _clusters(results, [rows[n][1] for n in order], [rows[n][2] for n in order],
+                                     matcher.kb, opts)
+    dt = time.perf_counter() - t0
+    stats = {"issues": len(results), "processed": len(todo), "from_cache": cache.hits,
+             "matched": sum(r.verdict == "match" for r in results), "problems": len(problems),
+             "seconds": round(dt, 3)}
+    return TriageResult(issues=results, clusters=clusters, new_categories=categories, problems=problems, stats=stats)
+
+
+def _clusters(results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], kb,
+              opts: Options) -> tuple[list[Cluster], list[NewCategory]]:
+    clusters: list[Cluster] = []
+    by_case: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(results):
+        if r.verdict == "match" and r.matches:
+            by_case[r.matches[0].case_id].append(i)
+    for cid, idx in sorted(by_case.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        nums = [results[i].number for i in idx]
+        for i in idx:
+            results[i].duplicates = [n for n in nums if n != results[i].number]
+        if len(idx) >= 2:
+            clusters.append(Cluster(kind="case", issues=nums, case_id=cid, title=kb.cases[cid].title))
+    un = [i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is not None]
+    dup_groups: list[list[int]] = []
+    if len(un) >= 2:
+        # similarity = mean of the query-vector and the body-vector cosine (measured in docs/triage.md)
+        stacked = np.concatenate([np.stack([qvecs[i] for i in un]), np.stack([bvecs[i] for i in un])], axis=1)
+        stacked = stacked / np.sqrt(2.0)  # so that the dot product is the mean of the two cosines
+        for members, sim in near_duplicate_groups(stacked, opts.dup_threshold):
+            g = [un[m] for m in members]
+            dup_groups.append(g)
+            nums = [results[i].number for i in g]
+            for i in g:
+                results[i].duplicates = [n for n in nums if n != results[i].number]
+            clusters.append(Cluster(kind="near-duplicate", issues=nums, title=results[g[0]].title or
+                                    (results[g[0]].error or ""), similarity=round(sim, 3)))
+    tb = [i for i in un if results[i].has_traceback] + \
+         [i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is None and r.has_traceback]
+    pos = {i: k for k, i in enumerate(tb)}
+    local_dups = [[pos[i] for i in g if i in pos] for g in dup_groups]
+    categories = []
+    for g in group_new_categories([results[i].error_key for i in tb], [x for x in local_dups if len(x) >= 2]):
+        rs = [results[tb[k]] for k in g]
+        rs.sort(key=lambda r: r.number)
+        pk = sorted({p for r in rs for p in r.packages})
+        categories.append(NewCategory(
+            key=rs[0].error_key or (rs[0].error or ""), issues=[r.number for r in rs],
+            exception=(rs[0].error or "").split(":", 1)[0], packages=pk, titles=[r.title for r in rs][:5],
+            scaffold=f"trl-help kb new --from-issue {rs[0].number} --issues {opts.source}"))
+    categories.sort(key=lambda c: (-len(c.issues), c.issues[0]))
+    return clusters, categories

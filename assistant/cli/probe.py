@@ -149,3 +149,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         render_text(result)
     return 1 if result.verdict.value == "error" else 0
+
+
+def run_and_render(case_id: str, *, model: str | None = None, fmt: str = "text") -> int:
+    """Used by `trl-help explain --probe`: run the case's probe and print its result."""
+    from probes.harness import run_probe
+
+    def on_status(msg: str) -> None:
+        print(f"[probe] {msg}", file=sys.stderr, flush=True)
+
+    result = run_probe(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0,
+                       on_output=None, on_status=on_status)
+    if fmt == "json":
+        print(result.model_dump_json(indent=1))
+    else:
+        render_text(result)
+    return 0

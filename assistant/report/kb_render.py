@@ -13,7 +13,7 @@ from assistant.kb.model import Case
 def render_case_list(cases: list[Case], console: Console | None = None) -> None:
     c = console or Console()
     t = Table(show_edge=False)
-    t.add_column("id", style="bold")
+    t.add_column("id", style="bold", no_wrap=True)
     t.add_column("labels")
     t.add_column("probe")
     t.add_column("title")

@@ -55,7 +55,8 @@ def _has_probe_line(md: str) -> bool:
 
 def draft_reply(d: Diagnosis, kb: KB) -> str:
     """Markdown comment for the issue."""
-    body = render_markdown(d, kb).rstrip("\n")
+    # `--installed` is advice for the CLI user, not for someone reading a reply on GitHub
+    body = render_markdown(d, kb).rstrip("\n").replace(" (try --installed)", "")
     if d.verdict == "match" and d.matches:
         m = d.matches[0]
         parts = ["Thanks for the report! This looks like a known failure.", "", body, ""]

@@ -93,8 +93,9 @@ class MemoEncoder:
                 self.memo[t] = v
         return np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
 
-    def prefill(self, texts: list[str], on_batch=None, batch: int = 32) -> None:
-        """Embed the unique *texts* in length-sorted batches (little padding, few ONNX calls)."""
+    def prefill(self, texts: list[str], on_batch=None, batch: int = 8) -> None:
+        """Embed the unique *texts* in length-sorted batches of 8 (little padding; measured faster per text
+        than single calls and than batches of 32 on the 2-core machine)."""
         todo = sorted({t for t in texts if t not in self.memo}, key=len)
         for i in range(0, len(todo), batch):
             chunk = todo[i : i + batch]

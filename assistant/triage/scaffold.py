@@ -26,6 +26,11 @@ def case_id_from_title(title: str, number: int) -> str:
     return cid if len(cid) >= 2 else f"issue-{number}"
 
 
+#: normalised-signature placeholders -> regexes matching what they replaced
+_PLACEHOLDERS = {"<path>": r"\S+", "<hex>": r"0x[0-9a-fA-F]+", "<model>": r"\S+", "<Model>": r"\w+",
+                 "<f>": r"[\d.e+-]+", "<n>": r"\d+", "<uuid>": r"[0-9a-f-]+"}
+
+
 class _Dumper(yaml.SafeDumper):
     pass
 
@@ -43,7 +48,11 @@ _Dumper.add_representer(str, _str)
 def build_case(issue, report) -> dict:
     from assistant.parse.signature import normalise
 
-    cid = case_id_from_title(issue.title or (report.primary.exception if report.primary else ""), issue.number)
+    head = ""
+    if report.primary is not None:
+        msg = report.primary.message.strip().splitlines()[0] if report.primary.message.strip() else ""
+        head = f"{report.primary.short_type} {re.sub(r'[^A-Za-z ]+', ' ', msg)}"
+    cid = case_id_from_title(issue.title or head, issue.number)
     title = issue.title if len(issue.title) >= 8 else f"TODO: title (issue #{issue.number})"
     symptoms: dict = {}
     if report.primary is not None:
@@ -54,8 +63,10 @@ def build_case(issue, report) -> dict:
         if len(stable) >= 12:
             symptoms["messages"] = [{"pattern": stable, "kind": "literal"}]
         elif first:
-            symptoms["messages"] = [{"pattern": re.escape(normalise(first)[:120]).replace("<n>", r"\d+"),
-                                     "kind": "regex"}]
+            rx = re.escape(normalise(first)[:120])
+            for ph, sub in _PLACEHOLDERS.items():
+                rx = rx.replace(ph, sub)
+            symptoms["messages"] = [{"pattern": rx, "kind": "regex"}]
     if "messages" not in symptoms:
         warn = next((w for w in report.warnings if len(w) >= 12), None)
         symptoms["log_patterns"] = [{"pattern": (warn or "TODO: a stable log line")[:160], "kind": "literal"}]

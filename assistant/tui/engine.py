@@ -14,7 +14,10 @@ Nothing here imports torch or the matcher at import time.
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
 import threading
+from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from assistant.match.diagnosis import Diagnosis
@@ -144,11 +147,22 @@ class HarnessProbeRunner:
         with self._lock:
             session = self._session
         worker = getattr(session, "worker", None)
-        if worker is not None:
-            try:
-                worker.kill()
-            except Exception:  # noqa: BLE001 - already gone
-                pass
+        if worker is None:
+            return
+        # each phase runs in a forked child with its own process group: stop those first,
+        # or they would run on (holding the output pipe) after the worker is gone
+        proc = getattr(worker, "proc", None)
+        for pid in _descendants(proc.pid) if proc is not None else []:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                    break
+                except OSError:
+                    continue
+        try:
+            worker.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
 
     def run(self, case_id: str, *, model: str | None, tiny_replica: bool, device: str,
             timeout: float, on_output: LineFn, on_status: LineFn) -> Any:
@@ -204,6 +218,31 @@ class HarnessProbeRunner:
     def cancel(self) -> None:
         self._cancelled.set()
         self._kill()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Pids of *pid*'s descendants (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
 
 
 def default_probe_runner() -> ProbeRunner | None:

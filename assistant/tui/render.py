@@ -24,7 +24,7 @@ CONFIDENCE_STYLE = {
 VERSION_STYLE = {
     "affected": ("affected", "$text-warning"),
     "fixed-in-your-version": ("fixed in yours", "$text-success"),
-    "unknown": ("versions ?", "$text-muted"),
+    "unknown": ("ver ?", "$text-muted"),
 }
 
 VERDICT_STYLE = {
@@ -59,6 +59,10 @@ def _fence(code: str, language: str = "text") -> list[str]:
 # --------------------------------------------------------------------------- candidates
 
 
+#: candidate titles are cut here (the case view shows them in full)
+TITLE_CHARS = 72
+
+
 def candidate_prompt(rank: int, m: Match, related: bool = False) -> Content:
     """Two lines: rank, confidence badge, score, version verdict / the case title."""
     label, style = CONFIDENCE_STYLE.get(m.confidence, (m.confidence.upper(), "bold"))
@@ -70,10 +74,9 @@ def candidate_prompt(rank: int, m: Match, related: bool = False) -> Content:
         (vlabel, vstyle),
     ]
     if m.probe:
-        parts.append(("  probe", "$text-accent"))
-    if related:
-        parts.append(("  related", "italic $text-muted"))
-    parts += ["\n", (m.title, "")]
+        parts.append((" probe", "$text-accent"))
+    title = m.title if len(m.title) <= TITLE_CHARS else m.title[: TITLE_CHARS - 1].rstrip() + "…"
+    parts += ["\n", (title, "italic $text-muted" if related else "")]
     return Content.assemble(*parts)
 
 

@@ -29,7 +29,9 @@ HELP = """\
 
 **Confidence badges**: `HIGH` / `MED` / `LOW` come from the matcher's calibrated score.
 The version verdict says whether the versions in your log are in the case's affected range
-(`affected`), past its fix (`fixed in yours`: probably not your problem) or unknown.
+(`affected`), past its fix (`fixed in yours`: probably not your problem) or unknown
+(`ver ?`: the log shows no versions; paste `pip list` output too). `probe` marks cases
+with a probe.
 
 **No known case** means nothing fits confidently; the nearest related cases are listed as
 leads only.

@@ -118,7 +118,7 @@ class MainScreen(Screen):
         if initial_file is not None:
             self.load_file(initial_file)
         elif self.app.initial_text:
-            self.paste.load_text(self.app.initial_text)
+            self.paste.set_text(self.app.initial_text)
             self.action_diagnose()
 
     # ------------------------------------------------------------------ engine
@@ -165,7 +165,7 @@ class MainScreen(Screen):
         except (OSError, InputError) as exc:
             self.status.set(f"Cannot read {path}: {exc}", tone="error")
             return
-        self.paste.load_text(text)
+        self.paste.set_text(text)
         self.paste.border_title = f"{path.name}" + (" (tail; diagnosed in full)" if self._file_report else "")
         self.action_diagnose()
 
@@ -183,7 +183,7 @@ class MainScreen(Screen):
         # a paste while the results have focus replaces the text: a new report to diagnose
         if isinstance(self.focused, PasteArea) or not event.text.strip():
             return
-        self.paste.load_text(event.text)
+        self.paste.set_text(event.text)
         self.paste.focus()
         self.post_message(Pasted())
 
@@ -339,7 +339,7 @@ class MainScreen(Screen):
         self.app.push_screen(OpenFileScreen(), opened)
 
     def action_clear(self) -> None:
-        self.paste.load_text("")
+        self.paste.set_text("")
         self.paste.border_title = "Traceback / log"
         self._file_report = None
         self._generation += 1

@@ -46,7 +46,7 @@ class ProbeDialog(ModalScreen[Any]):
         height: 3;
     }
     ProbeDialog #model { width: 1fr; }
-    ProbeDialog #device { width: 14; }
+    ProbeDialog #device { width: 13; }
     ProbeDialog #tiny { width: auto; }
     ProbeDialog #timeout { width: 9; }
     ProbeDialog #progress-row {
@@ -100,7 +100,8 @@ class ProbeDialog(ModalScreen[Any]):
         self.running = False
         self.result: Any = None
         try:
-            self.description = runner.describe(case_id)
+            self.description = (f"{runner.describe(case_id)}\nModel: a local dir (never downloaded)"
+                                "; empty = a built-in tiny Qwen2. CPU is fine.")
             self.steps = max(1, runner.phase_count(case_id))
         except LookupError as exc:
             self.description = str(exc)
@@ -112,7 +113,7 @@ class ProbeDialog(ModalScreen[Any]):
             dialog.border_title = f"Probe · {self.case_id}"
             yield Static(self.description, id="probe-desc", markup=False)
             with Horizontal(id="options"):
-                yield Input(placeholder="model dir (empty: tiny)", id="model")
+                yield Input(placeholder="model dir (optional)", id="model")
                 yield Select([("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda")], value="auto",
                              allow_blank=False, id="device")
                 yield Checkbox("tiny replica", id="tiny")
@@ -129,6 +130,11 @@ class ProbeDialog(ModalScreen[Any]):
 
     def on_mount(self) -> None:
         self.query_one("#run", Button).focus()
+
+    def on_unmount(self) -> None:
+        # closing the dialog or quitting the app never leaves a probe running
+        if self.running:
+            self.runner.cancel()
 
     # ------------------------------------------------------------------ actions
     def _set_status(self, text: str) -> None:

@@ -43,6 +43,11 @@ class PasteArea(TextArea):
         self.border_title = "Traceback / log"
         self.border_subtitle = "F5 diagnose · ctrl+o open file · esc results"
 
+    def set_text(self, text: str) -> None:
+        """Replace the text programmatically (a file, a clear): not reported as a paste."""
+        self._last_len = len(text)
+        self.load_text(text)
+
     async def _on_paste(self, event: events.Paste) -> None:
         await super()._on_paste(event)
         self._last_len = len(self.text)

@@ -34,9 +34,19 @@ VERSION_RE = re.compile(
 PY_PATH_RE = re.compile(r"python(3\.\d+)[/\\](?:site|dist)-packages")
 
 
+def _version_text(text: str, head: int = 256 * 1024) -> str:
+    """Where versions are looked for: all of a short paste; the head of a big log plus its
+    lines that say `version` or pin `==` (regex over megabytes of noise is slow)."""
+    if len(text) <= head:
+        return text
+    rest = [ln for ln in text[head:].split("\n") if "version" in ln or "==" in ln or "Version" in ln]
+    return text[:head] + "\n" + "\n".join(rest[:5000])
+
+
 def find_versions(text: str) -> dict[str, str]:
     """Package -> version. Explicit env/freeze lines win over loose mentions (first one kept)."""
     out: dict[str, str] = {}
+    text = _version_text(text)
     for m in VERSION_RE.finditer(text):
         pkg = _PKGS[m.group("pkg").lower()]
         ver = m.group("ver").rstrip(".")
@@ -85,6 +95,8 @@ FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
     "docker": re.compile(r"\bdocker\b|/dev/shm"),
     "multimodal": re.compile(r"pixel_values|image_grid_thw|-vl-|\bvl\b|vision|processor\(images"),
 }
+_INT_KEYS = {"zero_stage": ("zero_stage", '"stage"'),
+             "world_size": ("world_size", "num_processes", "nproc_per_node", "WORLD_SIZE")}
 ZERO3_RE = re.compile(r"zero[_-]?3|stage3|Stage3|partition_parameters|ZeRO-?3|zero_stage\W+3", re.I)
 VLLM_MODE_RE = re.compile(r"vllm_mode\s*[:=]\s*[\"']?(server|colocate)")
 
@@ -97,11 +109,12 @@ def find_settings(text: str, ranks: list[int]) -> dict[str, bool | int | str]:
     """Settings visible in the text; explicit assignments win over inferred flags."""
     out: dict[str, bool | int | str] = {}
     for name, rx in BOOL_SETTINGS.items():
-        m = rx.search(text)
+        m = rx.search(text) if name in text else None  # cheap pre-filter: the key must occur
         if m:
             out[name] = _bool(m.group("v"))
     for name, rx in INT_SETTINGS.items():
-        m = rx.search(text)
+        keys = _INT_KEYS.get(name, (name,))
+        m = rx.search(text) if any(k in text for k in keys) else None
         if m:
             out[name] = int(m.group("v"))
     low = text.lower()

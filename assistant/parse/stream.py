@@ -19,16 +19,41 @@ BEFORE = 4096
 AFTER = 48 * 1024
 FIRST_WINDOWS = 8
 LAST_WINDOWS = 64
-ERR_RX = re.compile(
-    rb"Traceback \(most recent|Error\b|Exception\b|exitcode|Killed|SIGKILL|Root Cause|[Tt]imeout|"
-    rb"During handling|direct cause"
-)
-LINE_RX = re.compile(
-    rb"\{['\"](?:loss|train_loss|eval_loss|reward|grad_norm|learning_rate)['\"]|Training Loss|"
-    rb"version|==\d|gradient_checkpointing|use_reentrant|use_vllm|load_in_\dbit|num_generations|"
-    rb"per_device_train_batch_size|zero_stage|\"stage\"|bf16|fp16|Warning:|world_size|nproc_per_node|"
-    rb"\bstuck\b|\bhang"
-)
+#: literals that open an error window (bytes.find is ~50x faster than a regex alternation)
+ERR_LITERALS = (b"Traceback (most recent", b"Error", b"Exception", b"exitcode", b"Killed", b"SIGKILL",
+                b"Root Cause", b"imeout", b"During handling", b"direct cause")
+#: metric lines, kept over the whole log (first few hundred, last few thousand)
+METRIC_LITERALS = (b"'loss'", b'"loss"', b"Training Loss", b"'reward", b"grad_norm")
+#: environment / settings lines: config dumps and `trl env` blocks sit at the top of a log
+HEAD_LITERALS = (b"version", b"==", b"gradient_checkpointing", b"use_reentrant", b"use_vllm", b"load_in_",
+                 b"num_generations", b"per_device_train_batch_size", b"zero_stage", b'"stage"', b"bf16",
+                 b"fp16", b"Warning:", b"world_size", b"nproc_per_node", b"stuck", b"hang")
+HEAD_BYTES = 16 << 20
+
+
+def _positions(buf: bytes, literals: tuple[bytes, ...], start: int = 0) -> list[int]:
+    out: list[int] = []
+    for lit in literals:
+        i = buf.find(lit, start)
+        while i != -1:
+            out.append(i)
+            i = buf.find(lit, i + len(lit))
+    out.sort()
+    return out
+
+
+def _line_positions(buf: bytes, literals: tuple[bytes, ...]) -> list[int]:
+    """One position per line containing any literal (skips the rest of a line once hit)."""
+    out: list[int] = []
+    for lit in literals:
+        i = buf.find(lit)
+        while i != -1:
+            out.append(i)
+            nl = buf.find(b"\n", i)
+            if nl == -1:
+                break
+            i = buf.find(lit, nl)
+    return sorted(set(out))
 
 
 class _Keeper:
@@ -98,8 +123,7 @@ def _parse_windows(pieces: list[bytes], rest) -> Report:
             windows.add(base, body[:end])
             start_scan = end
         win_start = win_end = -1
-        for m in ERR_RX.finditer(body, start_scan):
-            p = m.start()
+        for p in _positions(body, ERR_LITERALS, start_scan):
             if p < win_end:
                 continue
             a = max(start_scan, p - BEFORE)
@@ -115,8 +139,13 @@ def _parse_windows(pieces: list[bytes], rest) -> Report:
         if win_start >= 0:
             windows.add(base + win_start, body[win_start : min(win_end, len(body))])
             spill_until = base + win_end if win_end > len(body) else -1
-        for m in LINE_RX.finditer(body):
-            a, b = _line_span(body, m.start())
+        lits = METRIC_LITERALS + HEAD_LITERALS if base < HEAD_BYTES else METRIC_LITERALS
+        last_a = -1
+        for p in _line_positions(body, lits):
+            a, b = _line_span(body, p)
+            if a == last_a:
+                continue
+            last_a = a
             lines.add(base + a, body[a:b])
         base += len(body)
 

@@ -117,3 +117,16 @@ def test_fixed_version_demotes(matcher):
     top_new = next(m for m in new.matches if m.case_id == old.matches[0].case_id)
     assert top_new.versions.verdict == "fixed-in-your-version"
     assert top_new.score <= old.matches[0].score
+
+
+def test_builtin_bm25_agrees_with_bm25s():
+    bm25s = pytest.importorskip("bm25s")
+    from assistant.match.lexical import BM25Index, tokenize
+
+    docs = [t for _, t in shared_reports()][:120]
+    ours = BM25Index(docs)
+    ref = bm25s.BM25()
+    ref.index([tokenize(d) or ["_empty_"] for d in docs], show_progress=False)
+    for q in docs[:10] + ["element 0 of tensors does not require grad use_reentrant"]:
+        expected = np.asarray(ref.get_scores(sorted(set(tokenize(q)))))
+        assert np.allclose(ours.scores(q), expected, atol=1e-4)

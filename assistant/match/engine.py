@@ -12,11 +12,11 @@ from typing import Protocol
 
 import numpy as np
 
-from assistant.kb.load import KB, load_kb
+from assistant.kb.load import KB, load_kb_cached
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.match.fuse import FEATURES, Model
 from assistant.match.query import query_text
-from assistant.match.structural import structural
+from assistant.match.structural import error_text, structural
 from assistant.match.versions import verdict as version_verdict
 from assistant.parse.model import Report
 
@@ -63,7 +63,7 @@ class Matcher:
         from assistant.match.encoder import OnnxEncoder, model_id
         from assistant.match.index import Index, ensure_onnx
 
-        kb = load_kb(kb_root)
+        kb = load_kb_cached(kb_root)
         if kb.problems:
             raise ValueError(f"the KB has problems; run `trl-help kb validate`: {kb.problems[0]}")
         idx = Index.load_or_build(kb, progress=progress)
@@ -103,9 +103,10 @@ class Matcher:
         env = report.environment if env is None else env
         out = []
         low = (report.match_text or report.text).lower()
+        err = error_text(report)
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
-            st = structural(case, report, series, packages, low)
+            st = structural(case, report, series, packages, low, err)
             vv = version_verdict(case, env)
             row = {"dense": dense[i], "dense_hi": max(0.0, dense[i] - 0.7) / 0.3, "bm25": bm[i],
                    "bm25_abs": bm_abs[i], **st.values,

@@ -1,8 +1,16 @@
-"""Lexical retrieval: BM25 (bm25s) over identifier-aware tokens of normalised signatures."""
+"""Lexical retrieval: Okapi BM25 over identifier-aware tokens of normalised signatures.
+
+A small numpy implementation (same formula and defaults as bm25s' "lucene" variant: k1=1.5,
+b=0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf part f / (f + k1·(1 - b + b·dl/avgdl)));
+tests check it agrees with bm25s. It avoids
+importing scipy on the query path, which keeps a cold `trl-help explain` fast.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -31,16 +39,30 @@ def tokenize(text: str) -> list[str]:
 class BM25Index:
     """BM25 over documents; `scores(query)` returns one score per document."""
 
-    def __init__(self, docs: list[str]) -> None:
-        import bm25s
-
+    def __init__(self, docs: list[str], k1: float = 1.5, b: float = 0.75) -> None:
         self.n = len(docs)
-        self.retriever = bm25s.BM25()
-        corpus = [tokenize(d) or ["_empty_"] for d in docs]
-        self.retriever.index(corpus, show_progress=False)
+        tfs = [Counter(tokenize(d)) for d in docs]
+        lengths = np.array([sum(tf.values()) for tf in tfs], dtype=np.float64)
+        avg = float(lengths.mean()) if self.n else 1.0
+        df: Counter[str] = Counter()
+        for tf in tfs:
+            df.update(tf.keys())
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        norm = k1 * (1 - b + b * lengths / max(avg, 1e-9))
+        rows: dict[str, list[tuple[int, float]]] = {}
+        for i, tf in enumerate(tfs):
+            for term, f in tf.items():
+                rows.setdefault(term, []).append((i, f))
+        for term, items in rows.items():
+            idf = math.log(1 + (self.n - df[term] + 0.5) / (df[term] + 0.5))
+            idx = np.array([i for i, _ in items], dtype=np.int64)
+            f = np.array([x for _, x in items], dtype=np.float64)
+            self.postings[term] = (idx, idf * f / (f + norm[idx]))
 
     def scores(self, query: str) -> np.ndarray:
-        toks = tokenize(query)
-        if not toks:
-            return np.zeros(self.n, dtype=np.float32)
-        return np.asarray(self.retriever.get_scores(toks), dtype=np.float32)
+        out = np.zeros(self.n, dtype=np.float32)
+        for term in set(tokenize(query)):
+            hit = self.postings.get(term)
+            if hit is not None:
+                out[hit[0]] += hit[1]
+        return out

@@ -23,11 +23,11 @@ def error_text(report: Report) -> str:
 
 
 def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str],
-               low: str | None = None) -> Structural:
+               low: str | None = None, err: str | None = None) -> Structural:
     s = Structural()
     mt = report.match_text or report.text
     low = mt.lower() if low is None else low
-    err = error_text(report)
+    err = error_text(report) if err is None else err
     hits = message_hits(case, err) if err else []
     s.values["msg"] = 1.0 if hits else 0.0
     text_hits = [] if hits else message_hits(case, mt, low)

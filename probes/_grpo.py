@@ -6,7 +6,7 @@ import dataclasses
 import time
 from typing import Any, Callable
 
-from probes._base import Ctx, emit_metrics, ensure_pad, load_model, load_tokenizer, metrics_callback, tiny_dataset_texts
+from probes._base import Ctx, emit_metrics, training_args_kwargs, ensure_pad, load_model, load_tokenizer, metrics_callback, tiny_dataset_texts
 
 
 def length_reward(prompts=None, completions=None, **kw) -> list[float]:
@@ -27,26 +27,16 @@ def constant_reward(prompts=None, completions=None, **kw) -> list[float]:
 def grpo_config(ctx: Ctx, workdir: str, **overrides: Any):
     from trl import GRPOConfig
 
-    on_cpu = ctx.get("device", "cpu") == "cpu"
-    kw: dict[str, Any] = dict(
-        output_dir=workdir,
-        per_device_train_batch_size=4,
+    kw: dict[str, Any] = training_args_kwargs(
+        ctx,
+        workdir,
         num_generations=4,
         max_completion_length=8,
         max_prompt_length=64,
-        max_steps=2,
-        logging_steps=1,
-        learning_rate=1e-4,
-        report_to="none",
-        save_strategy="no",
-        disable_tqdm=True,
-        use_cpu=on_cpu,
-        bf16=False,
-        fp16=False,
-        seed=0,
         temperature=1.0,
         gradient_checkpointing=False,
     )
+    kw.pop("dataloader_num_workers", None)
     kw.update(overrides)
     names = {f.name for f in dataclasses.fields(GRPOConfig)}
     dropped = sorted(k for k in kw if k not in names)

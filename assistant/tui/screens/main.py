@@ -189,6 +189,9 @@ class MainScreen(Screen):
 
     # ------------------------------------------------------------------ diagnosis
     def action_diagnose(self) -> None:
+        if self._paste_timer is not None:  # a diagnosis on demand supersedes a pending paste
+            self._paste_timer.stop()
+            self._paste_timer = None
         text = self.paste.text
         if not text.strip():
             self.status.set("Nothing to diagnose yet: paste a traceback or a log (or ctrl+o).",

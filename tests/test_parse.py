@@ -213,3 +213,39 @@ def test_big_log_windows_find_the_error(tmp_path):
     assert r.truncated
     assert r.primary.exception == "RuntimeError" and "BFloat16" in r.primary.message
     assert r.metric_series()["loss"] == [0.0]
+
+
+def test_pytest_style_e_lines():
+    text = """    def test_train():
+>       trainer.train()
+E       RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn
+
+/x/site-packages/torch/autograd/graph.py:829: RuntimeError"""
+    r = parse_text(text)
+    assert r.primary.exception == "RuntimeError"
+    assert r.primary.message.startswith("element 0 of tensors")
+
+
+def test_transformers_env_accelerate_env_and_ds_report():
+    text = """- `transformers` version: 4.46.0
+- Platform: Linux-5.15
+- Python version: 3.10.12
+- PyTorch version (GPU?): 2.5.0+cu121 (True)
+- `Accelerate` version: 0.34.2
+DeepSpeed general environment info:
+torch version .................... 2.1.0
+deepspeed info ................... 0.12.3, unknown, unknown
+"""
+    r = parse_text(text)
+    assert r.environment["transformers"] == "4.46.0"
+    assert r.environment["python"] == "3.10.12"
+    assert r.environment["torch"] == "2.5.0+cu121"
+    assert r.environment["accelerate"] == "0.34.2"
+    assert r.environment["deepspeed"] == "0.12.3"
+
+
+def test_silent_failure_stuck_and_sigkill_without_traceback():
+    r = parse_text("  0%|          | 0/1000 [00:00<?, ?it/s]\ntraining is stuck at step 0 for 2 hours, GPU util 100%\n")
+    assert r.primary is None and any("hang" in o for o in r.observations)
+    r = parse_text("[E ProcessGroup] ... \nsubprocess exited: exits with return code = -9\n")
+    assert r.failure is not None and r.failure.signal == "SIGKILL"

@@ -14,6 +14,7 @@ from assistant.match.fuse import FEATURES, Model, fit_listwise
 from assistant.parse import parse_text
 
 OOS_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "research" / "out_of_scope_reports.jsonl"
+VERSION_PENALTY = -1.5
 DENSE, BM25 = FEATURES.index("dense"), FEATURES.index("bm25")
 
 
@@ -112,6 +113,9 @@ def pick_threshold(model: Model, queries: list[Query]) -> float:
 def fit(queries: list[Query], case_ids: list[str]) -> Model:
     data = [(q.X, None if q.truth is None else case_ids.index(q.truth)) for q in queries]
     model = Model(weights=fit_listwise(data))
+    # Prior, not learned: few fixtures carry versions, so the fit cannot see that a case the
+    # user's versions rule out should lose; keep at least this penalty (documented in README).
+    model.weights["version_ruled_out"] = min(model.weights.get("version_ruled_out", 0.0), VERSION_PENALTY)
     model.threshold = pick_threshold(model, queries)
     model.high = max(model.threshold, 0.85)
     model.medium = max(model.threshold, 0.6) if model.threshold < 0.85 else model.threshold

@@ -1,0 +1,48 @@
+"""The derived index: cached per KB hash + model, rebuilt when kb/ changes, safe under
+concurrent builds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+BUILD = (
+    "import sys; from pathlib import Path\n"
+    "from assistant.kb.load import load_kb\n"
+    "from assistant.match.index import Index\n"
+    "idx = Index.load_or_build(load_kb(Path(sys.argv[1])), progress=False)\n"
+    "print('DOCS', len(idx.docs))\n"
+)
+
+
+def _kb(tmp_path):
+    root = tmp_path / "kb"
+    (root / "cases").mkdir(parents=True)
+    case = "lora-gradient-checkpointing-no-grad"
+    shutil.copy(ROOT / "kb" / "cases" / f"{case}.yaml", root / "cases")
+    shutil.copytree(ROOT / "kb" / "fixtures" / case, root / "fixtures" / case)
+    return root
+
+
+def test_concurrent_builds_share_one_index_and_kb_change_rebuilds(tmp_path):
+    root = _kb(tmp_path)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "TRL_HELP_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    procs = [subprocess.Popen([sys.executable, "-c", BUILD, str(root)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert all("DOCS 5" in o for o, _ in outs)  # title, symptoms, 3 fixtures
+    dirs = sorted(p.name for p in cache.iterdir() if p.name.startswith("index-"))
+    assert len(dirs) == 1
+    assert not [p for p in cache.iterdir() if p.name.startswith(".build-")]  # no temp dirs left
+    # editing the KB changes its hash: a new index is built next to the old one
+    yaml = root / "cases" / "lora-gradient-checkpointing-no-grad.yaml"
+    yaml.write_text(yaml.read_text().replace("Turn gradient checkpointing off", "Disable gradient checkpointing"))
+    res = subprocess.run([sys.executable, "-c", BUILD, str(root)], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert len([p for p in cache.iterdir() if p.name.startswith("index-")]) == 2

@@ -71,6 +71,7 @@ def test_real_report_paste_puts_right_case_first(real_engine, case_id):
             main = app.main
             paste(app, report_for(case_id))  # no key pressed: diagnosis after the paste settles
             await until(pilot, lambda: main.diagnosis is not None)
+            await until(pilot, lambda: app.focused is main.candidates)  # focus moves to the list
             d = main.diagnosis
             assert d.verdict == "match"
             assert d.matches[0].case_id == case_id

@@ -40,7 +40,7 @@ class Matcher:
     """Hybrid retrieval: dense (MiniLM via ONNX + faiss), BM25, structural, versions."""
 
     def __init__(self, kb: KB, docs, vectors: np.ndarray, encoder, model: Model | None = None,
-                 use_dense: bool = True, use_bm25: bool = True) -> None:
+                 use_dense: bool = True, use_bm25: bool = True, bm25=None) -> None:
         import faiss
 
         from assistant.match.lexical import BM25Index
@@ -54,21 +54,21 @@ class Matcher:
         self.doc_case = np.array([self._case_pos[d.case_id] for d in docs], dtype=np.int64)
         self.index = faiss.IndexFlatIP(vectors.shape[1])
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-        self.bm25 = BM25Index([d.text for d in docs])
+        self.bm25 = bm25 if bm25 is not None and bm25.n == len(docs) else BM25Index([d.text for d in docs])
         self.use_dense = use_dense
         self.use_bm25 = use_bm25
 
     @classmethod
     def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> "Matcher":
-        from assistant.match.encoder import OnnxEncoder, model_id
+        from assistant.match.encoder import QUERY_TOKENS, OnnxEncoder, model_id
         from assistant.match.index import Index, ensure_onnx
 
         kb = load_kb_cached(kb_root)
         if kb.problems:
             raise ValueError(f"the KB has problems; run `trl-help kb validate`: {kb.problems[0]}")
         idx = Index.load_or_build(kb, progress=progress)
-        enc = OnnxEncoder(ensure_onnx(model_id()))
-        return cls(kb, idx.docs, idx.vectors, enc, model=model)
+        enc = OnnxEncoder(ensure_onnx(model_id()), max_tokens=QUERY_TOKENS)
+        return cls(kb, idx.docs, idx.vectors, enc, model=model, bm25=idx.bm25)
 
     # -- scoring ---------------------------------------------------------------------------
     def _per_case_max(self, doc_scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -19,7 +20,7 @@ import numpy as np
 from assistant.kb.load import KB
 from assistant.match.query import Doc, case_documents
 
-FORMAT = 2
+FORMAT = 3
 
 
 def cache_root() -> Path:
@@ -54,9 +55,10 @@ def ensure_onnx(model_id: str) -> Path:
 class Index:
     """Documents and their vectors (rows aligned)."""
 
-    def __init__(self, docs: list[Doc], vectors: np.ndarray) -> None:
+    def __init__(self, docs: list[Doc], vectors: np.ndarray, bm25=None) -> None:
         self.docs = docs
         self.vectors = vectors
+        self.bm25 = bm25  # BM25Index over the same docs (pickled with the index)
 
     @classmethod
     def load_or_build(cls, kb: KB, progress: bool = True) -> "Index":
@@ -79,6 +81,10 @@ class Index:
             tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
             try:
                 np.save(tmp / "vectors.npy", idx.vectors)
+                from assistant.match.lexical import BM25Index
+
+                idx.bm25 = BM25Index([d.text for d in idx.docs])
+                (tmp / "bm25.pickle").write_bytes(pickle.dumps(idx.bm25, protocol=pickle.HIGHEST_PROTOCOL))
                 (tmp / "docs.json").write_text(json.dumps([asdict(d) for d in idx.docs]))
                 (tmp / "OK").write_text("ok")
                 os.replace(tmp, final)
@@ -99,7 +105,11 @@ class Index:
             return None
         if len(docs) != len(vectors):
             return None
-        return Index(docs, vectors)
+        try:
+            bm25 = pickle.loads((path / "bm25.pickle").read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            bm25 = None
+        return Index(docs, vectors, bm25)
 
     @classmethod
     def build(cls, kb: KB, progress: bool = True) -> "Index":

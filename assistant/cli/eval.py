@@ -51,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=1))
         return 0
     t = Table(title=f"leave-one-out over {n_in} KB fixtures + {len(oos)} out-of-scope reports")
-    for col in ("", "Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
+    t.add_column("", no_wrap=True)
+    for col in ("Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
         t.add_column(col, justify="right")
-    for name, s in (("hybrid (cross-validated)", cv), ("hybrid (shipped weights, in-sample)", ship),
+    for name, s in (("hybrid, cross-validated", cv), ("hybrid, shipped (in-sample)", ship),
                     ("BM25 only", bm), ("dense only", de)):
         t.add_row(name, f"{s.recall1:.3f}", f"{s.recall3:.3f}", f"{s.mrr:.3f}",
                   "-" if s.oos_abstained is None else f"{s.oos_abstained:.2f}",
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if cv.misses:
         mt = Table(title="misses (cross-validated hybrid)")
         for col in ("fixture", "ranked first", "true case at"):
-            mt.add_column(col)
+            mt.add_column(col, overflow="fold")
         for row in cv.misses:
             mt.add_row(*row)
         con.print(mt)

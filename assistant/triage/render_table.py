@@ -13,8 +13,11 @@ _CONF_STYLE = {"high": "green", "medium": "yellow", "low": "red"}
 def render_table(result: TriageResult, console: Console | None = None) -> None:
     c = console or Console()
     t = Table(title="Issues", show_edge=False, expand=False)
-    for col, kw in (("#", {"justify": "right"}), ("title", {"max_width": 48, "overflow": "ellipsis", "no_wrap": True}),
-                    ("case", {"overflow": "fold"}), ("conf.", {}), ("versions", {}), ("labels", {}), ("dups", {})):
+    for col, kw in (("#", {"justify": "right", "no_wrap": True}),
+                    ("title", {"max_width": 40, "overflow": "ellipsis", "no_wrap": True}),
+                    ("case", {"no_wrap": True}), ("conf.", {"no_wrap": True}), ("versions", {"no_wrap": True}),
+                    ("labels", {"max_width": 18, "overflow": "ellipsis", "no_wrap": True}),
+                    ("dups", {"no_wrap": True})):
         t.add_column(col, **kw)
     for r in result.issues:
         if r.verdict == "match":

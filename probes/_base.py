@@ -141,11 +141,12 @@ def print_exception(exc: BaseException, header: str = "") -> None:
     sys.stdout.flush()
 
 
-def exc_chain(exc: BaseException) -> list[str]:
+def exc_chain(exc: BaseException, limit: int = 2000) -> list[str]:
+    """`Type: message` of *exc* and its causes / contexts, outermost first."""
     out, seen, e = [], set(), exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        out.append(f"{type(e).__name__}: {str(e)[:1500]}")
+        out.append(f"{type(e).__name__}: {str(e)[:limit]}")
         e = e.__cause__ or e.__context__
     return out
 

@@ -25,6 +25,8 @@ import sys
 import time
 import traceback
 
+from probes._base import exc_chain
+
 SENTINEL = "\x1e@@trl-help-probe@@"
 
 VERSION_PACKAGES = (
@@ -74,15 +76,6 @@ def environment() -> dict:
     return env
 
 
-def _exc_chain(exc: BaseException) -> list[str]:
-    out, seen, e = [], set(), exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        out.append(f"{type(e).__name__}: {str(e)[:2000]}")
-        e = e.__cause__ or e.__context__
-    return out
-
-
 def _child(cmd: dict) -> None:
     """Runs in the forked child: the phase, then the result file. Never returns."""
     code = 0
@@ -102,8 +95,8 @@ def _child(cmd: dict) -> None:
         traceback.print_exc()
         result = {
             "status": "raised",
-            "exception": _exc_chain(exc)[0],
-            "exception_chain": _exc_chain(exc),
+            "exception": exc_chain(exc)[0],
+            "exception_chain": exc_chain(exc),
         }
         info = getattr(exc, "probe_info", None)
         if isinstance(info, dict):

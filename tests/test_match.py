@@ -23,19 +23,19 @@ def test_onnx_query_encoder_agrees_with_sentence_transformers(matcher):
     assert np.all((a * b).sum(1) > 0.999)
 
 
-def test_leave_one_out_cross_validated_targets(matcher):
-    """Weights fitted on 4/5 of the cases, scored on the held-out fifth (never in-sample)."""
-    from assistant.match import evaluate as ev
-
-    queries = ev.collect(matcher, ev.load_oos())
-    cv, _ = ev.cross_validate(queries, matcher.case_ids)
-    bm = ev.score(queries, matcher.case_ids, lambda X: X[:, 2])
-    print(f"CV recall@1={cv.recall1:.3f} recall@3={cv.recall3:.3f} mrr={cv.mrr:.3f} "
-          f"oos_abstained={cv.oos_abstained:.2f} in_kb_matched={cv.in_kb_matched:.2f}")
-    assert cv.recall1 >= 0.90
-    assert cv.recall3 >= 0.95
-    assert cv.recall1 > bm.recall1  # the hybrid beats the naive baseline
-    assert cv.oos_abstained >= 0.70 and cv.in_kb_matched >= 0.85
+def test_eval_command_cross_validated_targets():
+    """`trl-help eval`: weights fitted on 4/5 of the cases, scored on the held-out fifth (never
+    in-sample), with the naive baselines from the same run."""
+    res = subprocess.run([sys.executable, "-m", "assistant.cli.main", "eval", "--format", "json"],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    d = json.loads(res.stdout)
+    cv, bm, de = d["cross_validated"], d["baseline_bm25"], d["baseline_dense"]
+    print("eval:", cv, "bm25:", bm, "dense:", de)
+    assert d["queries_in_kb"] >= 218 and d["queries_out_of_scope"] == 20
+    assert cv["recall@1"] >= 0.90 and cv["recall@3"] >= 0.95 and cv["mrr"] >= 0.93
+    assert cv["recall@1"] > bm["recall@1"] and cv["recall@1"] > de["recall@1"]
+    assert cv["oos_abstained"] >= 0.70 and cv["in_kb_matched"] >= 0.85
 
 
 @pytest.mark.parametrize("case_id", ["grpo-zero3-unwrapped-model-no-optimizer", "ddp-reentrant-gc-mark-ready-twice",

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         "baseline_dense": _d(de),
     }
     if args.fit:
-        model = ev.fit(queries, ids)
+        model, _ = ev.fit_shipped(queries, ids, folds=args.folds)
         model.save(meta={"cv": _d(cv), "cases": len(ids), "fixtures": n_in, "oos": len(oos)})
         result["fitted"] = {"weights": model.weights, "threshold": model.threshold}
     if args.format == "json":

@@ -36,6 +36,7 @@ class Scores:
     oos_abstained: float | None = None
     in_kb_matched: float | None = None
     misses: list[tuple[str, str, str]] = field(default_factory=list)
+    oof: list = field(default_factory=list)  # (query, out-of-fold probabilities)
 
 
 def load_oos(path: Path = OOS_FILE) -> list[str]:
@@ -100,6 +101,10 @@ def pick_threshold(model: Model, queries: list[Query]) -> float:
     """Highest-utility threshold: abstain on OOS, keep in-KB matched (in-KB weighted 2:1)."""
     tops_in = np.array([model.prob(q.X).max() for q in queries if q.truth is not None])
     tops_out = np.array([model.prob(q.X).max() for q in queries if q.truth is None])
+    return _best_threshold(tops_in, tops_out)
+
+
+def _best_threshold(tops_in: np.ndarray, tops_out: np.ndarray) -> float:
     best, best_u = 0.5, -1.0
     for t in np.linspace(0.05, 0.95, 91):
         kept = (tops_in >= t).mean() if len(tops_in) else 1.0
@@ -122,6 +127,20 @@ def fit(queries: list[Query], case_ids: list[str]) -> Model:
     return model
 
 
+def fit_shipped(queries: list[Query], case_ids: list[str], folds: int = 5) -> tuple[Model, Scores]:
+    """The model that ships: weights fitted on everything, abstention threshold chosen on
+    out-of-fold probabilities (in-sample probabilities of out-of-scope reports are too low, which
+    pushes an in-sample threshold up and abstains on too many real matches)."""
+    cv, _ = cross_validate(queries, case_ids, folds=folds)
+    model = fit(queries, case_ids)
+    tops_in = np.array([p.max() for q, p in cv.oof if q.truth is not None])
+    tops_out = np.array([p.max() for q, p in cv.oof if q.truth is None])
+    model.threshold = _best_threshold(tops_in, tops_out)
+    model.high = max(model.threshold, 0.85)
+    model.medium = max(model.threshold, 0.6) if model.threshold < 0.85 else model.threshold
+    return model, cv
+
+
 def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> tuple[Scores, list[Query]]:
     """Fit on k-1 folds (grouped by case, OOS split too), score the held-out fold."""
     ranked: list[tuple[Query, np.ndarray, float]] = []
@@ -132,7 +151,7 @@ def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) ->
         for q in test:
             ranked.append((q, model.prob(q.X), model.threshold))
     # aggregate with each query's own fold threshold
-    s = Scores()
+    s = Scores(oof=[(q, p) for q, p, _ in ranked])
     inkb = [(q, p, t) for q, p, t in ranked if q.truth is not None]
     oos = [(q, p, t) for q, p, t in ranked if q.truth is None]
     for q, p, t in inkb:

@@ -40,12 +40,12 @@ def _list(fmt: str) -> int:
     from rich.table import Table
 
     t = Table(title="probes", show_lines=False)
-    t.add_column("probe")
-    t.add_column("cases")
+    t.add_column("cases (trl-help probe CASE)", no_wrap=True)
+    t.add_column("probe", overflow="fold")
     t.add_column("needs")
     t.add_column("runs here")
     for r in rows:
-        t.add_row(r["probe"], "\n".join(r["cases"]), ", ".join(r["needs"]) or "-",
+        t.add_row("\n".join(r["cases"]), r["probe"], ", ".join(r["needs"]) or "-",
                   "yes" if r["installed"] else "no (missing package)")
     Console().print(t)
     return 0

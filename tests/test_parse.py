@@ -249,3 +249,10 @@ def test_silent_failure_stuck_and_sigkill_without_traceback():
     assert r.primary is None and any("hang" in o for o in r.observations)
     r = parse_text("[E ProcessGroup] ... \nsubprocess exited: exits with return code = -9\n")
     assert r.failure is not None and r.failure.signal == "SIGKILL"
+
+
+def test_huge_single_line_is_bounded():
+    data = b"x" * (40 << 20) + b" RuntimeError: boom at the end\n"
+    r = parse_bytes(data)
+    assert r.truncated
+    assert r.primary is not None and r.primary.exception == "RuntimeError"

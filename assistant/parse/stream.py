@@ -110,9 +110,11 @@ def _parse_windows(pieces: list[bytes], rest) -> Report:
         buf = carry + chunk
         if not final:
             cut = buf.rfind(b"\n")
-            if cut == -1:
+            if cut == -1 and len(buf) < (32 << 20):
                 carry = buf
                 return
+            if cut == -1:  # one endless line (no newline for 32 MiB): cut it anyway
+                cut = len(buf) - 1
             body, carry = buf[: cut + 1], buf[cut + 1 :]
         else:
             body, carry = buf, b""

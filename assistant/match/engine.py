@@ -104,9 +104,10 @@ class Matcher:
         out = []
         low = (report.match_text or report.text).lower()
         err = error_text(report)
+        err_low = err.lower()
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
-            st = structural(case, report, series, packages, low, err)
+            st = structural(case, report, series, packages, low, err, err_low)
             vv = version_verdict(case, env)
             row = {"dense": dense[i], "dense_hi": max(0.0, dense[i] - 0.7) / 0.3, "bm25": bm[i],
                    "bm25_abs": bm_abs[i], **st.values,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from assistant.kb.model import Case, Effect
 from assistant.match.symptoms import log_hits, message_hits, metric_hits
@@ -22,13 +23,19 @@ def error_text(report: Report) -> str:
     return "\n".join(f"{e.exception}: {e.message}" for e in report.chain)
 
 
+@lru_cache(maxsize=1024)
+def _lower_keywords(keywords: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(k.lower() for k in keywords)
+
+
 def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str],
-               low: str | None = None, err: str | None = None) -> Structural:
+               low: str | None = None, err: str | None = None, err_low: str | None = None) -> Structural:
     s = Structural()
     mt = report.match_text or report.text
     low = mt.lower() if low is None else low
     err = error_text(report) if err is None else err
-    hits = message_hits(case, err) if err else []
+    err_low = err.lower() if err_low is None else err_low
+    hits = message_hits(case, err, err_low) if err else []
     s.values["msg"] = 1.0 if hits else 0.0
     text_hits = [] if hits else message_hits(case, mt, low)
     s.values["text"] = 1.0 if text_hits else 0.0
@@ -55,6 +62,6 @@ def structural(case: Case, report: Report, series: dict[str, list[float]], packa
             elif same:
                 score -= 1.0
     s.values["settings"] = max(-1.0, min(1.0, score))
-    kws = [k for k in case.context.keywords if k.lower() in low]
+    kws = [k for k in _lower_keywords(tuple(case.context.keywords)) if k in low]
     s.values["keywords"] = min(3, len(kws)) / 3
     return s

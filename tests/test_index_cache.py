@@ -45,4 +45,18 @@ def test_concurrent_builds_share_one_index_and_kb_change_rebuilds(tmp_path):
     yaml.write_text(yaml.read_text().replace("Turn gradient checkpointing off", "Disable gradient checkpointing"))
     res = subprocess.run([sys.executable, "-c", BUILD, str(root)], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
-    assert len([p for p in cache.iterdir() if p.name.startswith("index-")]) == 2
+    assert len([p for p in cache.iterdir() if p.name.startswith("index-")]) == 2  # old one kept as a spare
+
+
+def test_stale_indexes_are_pruned(tmp_path):
+    from assistant.match.index import FORMAT, _prune
+
+    keep = tmp_path / f"index-v{FORMAT}-new"
+    keep.mkdir()
+    for i, name in enumerate([f"index-v{FORMAT}-a", f"index-v{FORMAT}-b", f"index-v{FORMAT}-c", "index-v1-old"]):
+        d = tmp_path / name
+        d.mkdir()
+        os.utime(d, (1000 + i, 1000 + i))
+    _prune(tmp_path, keep=keep, prefix=f"index-v{FORMAT}-")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [f"index-v{FORMAT}-b", f"index-v{FORMAT}-c", f"index-v{FORMAT}-new"]

@@ -66,7 +66,7 @@ def test_out_of_scope_end_as_no_known_case(result):
     oos = [r for r in result.issues if CASE_OF[r.number] is None]
     none = sum(r.verdict == "no-known-case" for r in oos)
     # the matcher's abstention threshold is tuned elsewhere: assert on the majority, not on all
-    assert none / len(oos) >= 0.5, f"{none}/{len(oos)} out-of-scope issues abstained"
+    assert none / len(oos) >= 0.7, f"{none}/{len(oos)} out-of-scope issues abstained"
 
 
 def test_reports_sharing_a_case_cluster_together(result):

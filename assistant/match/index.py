@@ -88,6 +88,7 @@ class Index:
                 (tmp / "docs.json").write_text(json.dumps([asdict(d) for d in idx.docs]))
                 (tmp / "OK").write_text("ok")
                 os.replace(tmp, final)
+                _prune(root, keep=final, prefix=f"index-v{FORMAT}-")
             except OSError:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if not final.is_dir():
@@ -129,6 +130,15 @@ class Index:
                 bar.advance(task, len(docs[i : i + 64]))
         vectors = np.concatenate(chunks) if chunks else np.zeros((0, 384), np.float32)
         return cls(docs, vectors.astype(np.float32))
+
+
+def _prune(root: Path, keep: Path, prefix: str, spare: int = 2) -> None:
+    """Drop stale indexes (older KB versions): keep *keep* and the *spare* most recent others."""
+    others = [p for p in root.glob("index-v*") if p.is_dir() and p != keep]
+    other_format = [p for p in others if not p.name.startswith(prefix)]
+    same = sorted((p for p in others if p.name.startswith(prefix)), key=lambda p: p.stat().st_mtime, reverse=True)
+    for p in same[spare:] + other_format:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def _stderr_console():

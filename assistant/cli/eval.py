@@ -16,7 +16,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
     from rich.console import Console
     from rich.table import Table
 
@@ -29,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     oos = ev.load_oos(args.oos) if args.oos else ev.load_oos()
     queries = ev.collect(m, oos)
     ids = m.case_ids
-    cv, _ = ev.cross_validate(queries, ids, folds=args.folds)
+    cv = ev.cross_validate(queries, ids, folds=args.folds)
     shipped = Model.load()
     ship = ev.score(queries, ids, shipped.prob, shipped.threshold)
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
@@ -44,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         "baseline_dense": _d(de),
     }
     if args.fit:
-        model, _ = ev.fit_shipped(queries, ids, folds=args.folds)
+        model = ev.fit_shipped(queries, ids, cv)
         model.save(meta={"cv": _d(cv), "cases": len(ids), "fixtures": n_in, "oos": len(oos)})
         result["fitted"] = {"weights": model.weights, "threshold": model.threshold}
     if args.format == "json":
@@ -67,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
         for row in cv.misses:
             mt.add_row(*row)
         con.print(mt)
-    del np
     return 0
 
 

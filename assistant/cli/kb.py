@@ -31,15 +31,12 @@ def run(args: argparse.Namespace) -> int:
 
         if args.path is not None and not args.path.exists():
             raise UsageError(f"{args.path}: no such file or directory")
-        problems = validate_path(args.path)
+        problems, n = validate_path(args.path)
         for problem in problems:
             print(problem)
         if problems:
             print(f"{len(problems)} problem(s)", file=sys.stderr)
             return 1
-        from assistant.kb.load import load_kb
-
-        n = 1 if args.path is not None and args.path.is_file() else len(load_kb(args.path))
         print(f"ok: {n} case(s) valid")
         return 0
     if args.kb_command == "new":

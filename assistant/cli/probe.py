@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         return _list(args.format)
     if not args.case_id:
         raise UsageError("give a CASE_ID (or --list)")
-    from probes.harness import ProbeLookupError, resolve, run_probe
+    from probes.harness import ProbeLookupError, resolve
 
     try:
         resolve(args.case_id)
@@ -112,10 +112,25 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
         options[key.strip()] = value.strip()
 
+    try:
+        result = _run_with_progress(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
+                                    device=args.device, timeout=args.timeout, verbose=args.verbose,
+                                    trust_remote_code=args.trust_remote_code, options=options)
+    except ProbeLookupError as exc:
+        raise UsageError(str(exc)) from None
+    _print(result, args.format)
+    return 1 if result.verdict.value == "error" else 0
+
+
+def _run_with_progress(case_id: str, *, verbose: bool = False, **kw):
+    """`run_probe` with progress on stderr: a spinner on a terminal, `[probe] …` lines otherwise."""
+    from contextlib import nullcontext
+
     from rich.console import Console
 
+    from probes.harness import run_probe
+
     err = Console(stderr=True)
-    last = {"line": ""}
     status_ctx = err.status("starting probe …", spinner="dots") if err.is_terminal else None
 
     def on_status(msg: str) -> None:
@@ -125,43 +140,22 @@ def run(args: argparse.Namespace) -> int:
             print(f"[probe] {msg}", file=sys.stderr, flush=True)
 
     def on_output(line: str) -> None:
-        last["line"] = line
-        if args.verbose:
+        if verbose:
             print(line, file=sys.stderr, flush=True)
 
-    try:
-        if status_ctx is not None:
-            with status_ctx:
-                result = run_probe(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
-                                   device=args.device, timeout=args.timeout, on_output=on_output,
-                                   on_status=on_status, trust_remote_code=args.trust_remote_code,
-                                   options=options)
-        else:
-            result = run_probe(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
-                               device=args.device, timeout=args.timeout, on_output=on_output,
-                               on_status=on_status, trust_remote_code=args.trust_remote_code,
-                                   options=options)
-    except ProbeLookupError as exc:
-        raise UsageError(str(exc)) from None
+    with status_ctx if status_ctx is not None else nullcontext():
+        return run_probe(case_id, on_output=on_output, on_status=on_status, **kw)
 
-    if args.format == "json":
+
+def _print(result, fmt: str) -> None:
+    if fmt == "json":
         print(result.to_json())
     else:
         render_text(result)
-    return 1 if result.verdict.value == "error" else 0
 
 
 def run_and_render(case_id: str, *, model: str | None = None, fmt: str = "text") -> int:
     """Used by `trl-help explain --probe`: run the case's probe and print its result."""
-    from probes.harness import run_probe
-
-    def on_status(msg: str) -> None:
-        print(f"[probe] {msg}", file=sys.stderr, flush=True)
-
-    result = run_probe(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0,
-                       on_output=None, on_status=on_status)
-    if fmt == "json":
-        print(result.model_dump_json(indent=1))
-    else:
-        render_text(result)
+    result = _run_with_progress(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0)
+    _print(result, fmt)
     return 0

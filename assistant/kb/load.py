@@ -119,7 +119,7 @@ def load_kb_cached(root: Path | None = None) -> KB:
 
     root = Path(root) if root else default_kb_dir()
     digest = kb_digest(root)
-    from assistant.match.index import cache_root
+    from assistant.cache import cache_root
 
     path = cache_root() / f"kb-{digest}.pickle"
     try:

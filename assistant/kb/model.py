@@ -9,26 +9,17 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assistant.parse.model import FRAME_PACKAGES
+
 CASE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
 
-#: Packages whose versions a case may constrain (and whose frames the parser attributes).
-PACKAGES = (
-    "trl",
-    "transformers",
-    "peft",
-    "deepspeed",
-    "accelerate",
-    "vllm",
-    "torch",
-    "bitsandbytes",
-    "unsloth",
-    "datasets",
-    "flash-attn",
-)
+#: Packages whose versions a case may constrain: the ones the parser attributes frames to.
+PACKAGES = FRAME_PACKAGES
 
 #: Settings the parser can read from a log; case ``context.settings`` may refer to these only.
 SETTINGS = (
@@ -98,8 +89,13 @@ class Pattern(Strict):
         return self
 
     def compiled(self) -> re.Pattern[str]:
-        text = self.pattern if self.kind is PatternKind.regex else re.escape(self.pattern)
-        return re.compile(text, re.IGNORECASE)
+        return compile_pattern(self.pattern, self.kind.value)
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str, kind: str) -> re.Pattern[str]:
+    """A symptom pattern as searched everywhere: regex or literal, case-insensitive (cached)."""
+    return re.compile(pattern if kind == PatternKind.regex.value else re.escape(pattern), re.IGNORECASE)
 
 
 class MetricOp(str, Enum):

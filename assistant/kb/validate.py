@@ -41,12 +41,13 @@ def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
     return problems
 
 
-def validate_path(path: Path | None = None) -> list[Problem]:
-    """Load and validate the KB at *path* (a KB root or a single case file)."""
+def validate_path(path: Path | None = None) -> tuple[list[Problem], int]:
+    """Load and validate the KB at *path* (a KB root or a single case file):
+    (problems, number of cases read)."""
     if path is not None and Path(path).is_file():
-        path = Path(path)
         from assistant.kb.load import load_case_file
 
-        case, problems = load_case_file(path)
-        return problems
-    return validate(load_kb(path))
+        _, problems = load_case_file(Path(path))
+        return problems, 1
+    kb = load_kb(path)
+    return validate(kb), len(kb)

@@ -40,7 +40,7 @@ class Matcher:
     """Hybrid retrieval: dense (MiniLM via ONNX + faiss), BM25, structural, versions."""
 
     def __init__(self, kb: KB, docs, vectors: np.ndarray, encoder, model: Model | None = None,
-                 use_dense: bool = True, use_bm25: bool = True, bm25=None) -> None:
+                 bm25=None) -> None:
         import faiss
 
         from assistant.match.lexical import BM25Index
@@ -50,13 +50,11 @@ class Matcher:
         self.model = model or Model.load()
         self.encoder = encoder
         self.case_ids = list(kb.cases)
-        self._case_pos = {c: i for i, c in enumerate(self.case_ids)}
-        self.doc_case = np.array([self._case_pos[d.case_id] for d in docs], dtype=np.int64)
+        pos = {c: i for i, c in enumerate(self.case_ids)}
+        self.doc_case = np.array([pos[d.case_id] for d in docs], dtype=np.int64)
         self.index = faiss.IndexFlatIP(vectors.shape[1])
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.bm25 = bm25 if bm25 is not None and bm25.n == len(docs) else BM25Index([d.text for d in docs])
-        self.use_dense = use_dense
-        self.use_bm25 = use_bm25
 
     @classmethod
     def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> "Matcher":
@@ -84,20 +82,15 @@ class Matcher:
         mask = None
         if exclude is not None:
             mask = np.array([not (d.case_id == exclude[0] and d.fixture == exclude[1]) for d in self.docs])
-        dense = np.zeros(len(self.case_ids))
-        if self.use_dense:
-            qv = self.encoder.encode([q])
-            sims, ids = self.index.search(qv, len(self.docs))
-            doc_scores = np.empty(len(self.docs), dtype=np.float32)
-            doc_scores[ids[0]] = sims[0]
-            dense = np.clip(self._per_case_max(doc_scores, mask), 0.0, 1.0)
-        bm = np.zeros(len(self.case_ids))
-        bm_abs = np.zeros(len(self.case_ids))
-        if self.use_bm25:
-            raw = np.clip(self._per_case_max(self.bm25.scores(q), mask), 0, None)
-            top = raw.max()
-            bm = np.clip(raw / top, 0, 1) if top > 0 else np.zeros_like(raw)
-            bm_abs = raw / (raw + 15.0)
+        qv = self.encoder.encode([q])
+        sims, ids = self.index.search(qv, len(self.docs))
+        doc_scores = np.empty(len(self.docs), dtype=np.float32)
+        doc_scores[ids[0]] = sims[0]
+        dense = np.clip(self._per_case_max(doc_scores, mask), 0.0, 1.0)
+        raw = np.clip(self._per_case_max(self.bm25.scores(q), mask), 0, None)
+        top = raw.max()
+        bm = np.clip(raw / top, 0, 1) if top > 0 else np.zeros_like(raw)
+        bm_abs = raw / (raw + 15.0)
         series = report.metric_series()
         packages = set(report.packages_in_frames())
         env = report.environment if env is None else env

@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from assistant.match.engine import Matcher
-from assistant.match.fuse import FEATURES, Model, fit_listwise
+from assistant.match.fuse import Model, fit_listwise
 from assistant.parse import parse_text
 
 OOS_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "research" / "out_of_scope_reports.jsonl"
 VERSION_PENALTY = -1.5
-DENSE, BM25 = FEATURES.index("dense"), FEATURES.index("bm25")
 
 
 @dataclass
@@ -58,43 +57,35 @@ def collect(m: Matcher, oos_texts: list[str]) -> list[Query]:
     return queries
 
 
-def score(queries: list[Query], case_ids: list[str], rank_fn, threshold: float | None = None) -> Scores:
+def _rank_metrics(items: list[tuple[Query, np.ndarray, float | None]], case_ids: list[str]) -> Scores:
+    """Recall@1/@3, MRR, misses, and (where a threshold is given) abstention, from each query's
+    scores over the cases and the threshold it is judged with."""
     s = Scores()
-    inkb = [q for q in queries if q.truth is not None]
-    oos = [q for q in queries if q.truth is None]
-    r1 = r3 = rr = matched = 0.0
-    for q in inkb:
-        sc = rank_fn(q.X)
-        order = np.argsort(-sc, kind="stable")
+    inkb = [(q, p, t) for q, p, t in items if q.truth is not None]
+    oos = [(q, p, t) for q, p, t in items if q.truth is None]
+    matched = 0
+    for q, p, t in inkb:
+        order = np.argsort(-p, kind="stable")
         pos = int(np.where(order == case_ids.index(q.truth))[0][0])
-        r1 += pos == 0
-        r3 += pos < 3
-        rr += 1 / (pos + 1)
-        if threshold is not None:
-            matched += sc[order[0]] >= threshold
+        s.recall1 += pos == 0
+        s.recall3 += pos < 3
+        s.mrr += 1 / (pos + 1)
+        if t is not None:
+            matched += p[order[0]] >= t
         if pos != 0:
             s.misses.append((q.name, case_ids[order[0]], f"rank {pos + 1}"))
     n = max(1, len(inkb))
-    s.recall1, s.recall3, s.mrr = r1 / n, r3 / n, rr / n
-    if threshold is not None:
+    s.recall1, s.recall3, s.mrr = s.recall1 / n, s.recall3 / n, s.mrr / n
+    if any(t is not None for _, _, t in items):
         s.in_kb_matched = matched / n
         if oos:
-            s.oos_abstained = sum(rank_fn(q.X).max() < threshold for q in oos) / len(oos)
+            s.oos_abstained = sum(p.max() < t for _, p, t in oos) / len(oos)
     return s
 
 
-def _training_rows(queries: list[Query], case_ids: list[str], k: int = 25):
-    X, y = [], []
-    for q in queries:
-        if q.truth is None:
-            continue
-        pre = q.X[:, DENSE] + q.X[:, BM25]
-        t = case_ids.index(q.truth)
-        keep = set(np.argsort(-pre)[:k].tolist()) | {t}
-        for i in keep:
-            X.append(q.X[i])
-            y.append(1.0 if i == t else 0.0)
-    return np.array(X), np.array(y)
+def score(queries: list[Query], case_ids: list[str], rank_fn, threshold: float | None = None) -> Scores:
+    """Metrics of one fixed ranking function (shipped weights, or a single-signal baseline)."""
+    return _rank_metrics([(q, rank_fn(q.X), threshold) for q in queries], case_ids)
 
 
 def pick_threshold(model: Model, queries: list[Query]) -> float:
@@ -121,50 +112,37 @@ def fit(queries: list[Query], case_ids: list[str]) -> Model:
     # Prior, not learned: few fixtures carry versions, so the fit cannot see that a case the
     # user's versions rule out should lose; keep at least this penalty (documented in README).
     model.weights["version_ruled_out"] = min(model.weights.get("version_ruled_out", 0.0), VERSION_PENALTY)
-    model.threshold = pick_threshold(model, queries)
-    model.high = max(model.threshold, 0.85)
-    model.medium = max(model.threshold, 0.6) if model.threshold < 0.85 else model.threshold
+    _set_threshold(model, pick_threshold(model, queries))
     return model
 
 
-def fit_shipped(queries: list[Query], case_ids: list[str], folds: int = 5) -> tuple[Model, Scores]:
-    """The model that ships: weights fitted on everything, abstention threshold chosen on
-    out-of-fold probabilities (in-sample probabilities of out-of-scope reports are too low, which
-    pushes an in-sample threshold up and abstains on too many real matches)."""
-    cv, _ = cross_validate(queries, case_ids, folds=folds)
+def _set_threshold(model: Model, threshold: float) -> None:
+    """Abstain below *threshold*; the confidence bands never sit below it."""
+    model.threshold = threshold
+    model.high = max(threshold, 0.85)
+    model.medium = max(threshold, 0.6) if threshold < 0.85 else threshold
+
+
+def fit_shipped(queries: list[Query], case_ids: list[str], cv: Scores) -> Model:
+    """The model that ships: weights fitted on everything, abstention threshold chosen on the
+    out-of-fold probabilities of *cv* (in-sample probabilities of out-of-scope reports are too
+    low, which pushes an in-sample threshold up and abstains on too many real matches)."""
     model = fit(queries, case_ids)
     tops_in = np.array([p.max() for q, p in cv.oof if q.truth is not None])
     tops_out = np.array([p.max() for q, p in cv.oof if q.truth is None])
-    model.threshold = _best_threshold(tops_in, tops_out)
-    model.high = max(model.threshold, 0.85)
-    model.medium = max(model.threshold, 0.6) if model.threshold < 0.85 else model.threshold
-    return model, cv
+    _set_threshold(model, _best_threshold(tops_in, tops_out))
+    return model
 
 
-def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> tuple[Scores, list[Query]]:
-    """Fit on k-1 folds (grouped by case, OOS split too), score the held-out fold."""
+def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> Scores:
+    """Fit on k-1 folds (grouped by case, OOS split too), score the held-out fold, each query
+    judged with its own fold's threshold; `oof` keeps the out-of-fold probabilities."""
     ranked: list[tuple[Query, np.ndarray, float]] = []
     for f in range(folds):
         train = [q for q in queries if q.group % folds != f]
         test = [q for q in queries if q.group % folds == f]
         model = fit(train, case_ids)
-        for q in test:
-            ranked.append((q, model.prob(q.X), model.threshold))
-    # aggregate with each query's own fold threshold
-    s = Scores(oof=[(q, p) for q, p, _ in ranked])
-    inkb = [(q, p, t) for q, p, t in ranked if q.truth is not None]
-    oos = [(q, p, t) for q, p, t in ranked if q.truth is None]
-    for q, p, t in inkb:
-        order = np.argsort(-p, kind="stable")
-        pos = int(np.where(order == case_ids.index(q.truth))[0][0])
-        s.recall1 += pos == 0
-        s.recall3 += pos < 3
-        s.mrr += 1 / (pos + 1)
-        s.in_kb_matched = (s.in_kb_matched or 0) + (p.max() >= t)
-        if pos != 0:
-            s.misses.append((q.name, case_ids[order[0]], f"rank {pos + 1}"))
-    n = max(1, len(inkb))
-    s.recall1, s.recall3, s.mrr = s.recall1 / n, s.recall3 / n, s.mrr / n
-    s.in_kb_matched = (s.in_kb_matched or 0) / n
-    s.oos_abstained = sum(p.max() < t for _, p, t in oos) / len(oos) if oos else None
-    return s, queries
+        ranked += [(q, model.prob(q.X), model.threshold) for q in test]
+    s = _rank_metrics(ranked, case_ids)
+    s.oof = [(q, p) for q, p, _ in ranked]
+    return s

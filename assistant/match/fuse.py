@@ -1,13 +1,12 @@
 """Fusion of dense, lexical and structural signals into one score, and calibration.
 
-A logistic model over per-(query, case) features; weights and the abstention threshold are fitted
+A softmax over per-(query, case) features plus a "none" option; weights and the abstention threshold are fitted
 by `trl-help eval --fit` (cross-validated) and stored in `weights.json` next to this file.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,25 +72,6 @@ class Model:
         path.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
 
 
-def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 3000, lr: float = 0.5) -> dict[str, float]:
-    """Plain gradient-descent logistic regression (class-balanced); returns feature weights."""
-    n, d = X.shape
-    w = np.zeros(d)
-    b = 0.0
-    pos = max(1, int(y.sum()))
-    neg = max(1, n - pos)
-    sw = np.where(y > 0, 0.5 / pos, 0.5 / neg)
-    for _ in range(steps):
-        z = X @ w + b
-        p = 1 / (1 + np.exp(-np.clip(z, -40, 40)))
-        g = (p - y) * sw
-        w -= lr * (X.T @ g + l2 * w)
-        b -= lr * g.sum()
-    out = {f: float(v) for f, v in zip(FEATURES, w)}
-    out["bias"] = float(b)
-    return out
-
-
 def fit_listwise(queries: list[tuple[np.ndarray, int | None]], l2: float = 0.005, steps: int = 4000,
                  lr: float = 2.0) -> dict[str, float]:
     """Softmax over each query's candidates plus a 'none' option (the target for out-of-scope
@@ -121,7 +101,3 @@ def fit_listwise(queries: list[tuple[np.ndarray, int | None]], l2: float = 0.005
     out = {f: float(v) for f, v in zip(FEATURES, w)}
     out["none"] = float(b)
     return out
-
-
-def sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-x))

@@ -17,19 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.cache import cache_root
 from assistant.kb.load import KB
 from assistant.match.query import Doc, case_documents
 
 FORMAT = 3
-
-
-def cache_root() -> Path:
-    env = os.environ.get("TRL_HELP_CACHE_DIR")
-    if env:
-        return Path(env)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("trl-help"))
 
 
 def onnx_path(model_id: str) -> Path:

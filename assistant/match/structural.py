@@ -9,9 +9,6 @@ from assistant.kb.model import Case, Effect
 from assistant.match.symptoms import log_hits, message_hits, metric_hits
 from assistant.parse.model import Report
 
-FEATURES = ("msg", "text", "log", "metric", "exc", "frames", "settings", "keywords")
-
-
 @dataclass
 class Structural:
     values: dict[str, float] = field(default_factory=dict)

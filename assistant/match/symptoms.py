@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 
-from assistant.kb.model import Case, MetricCondition, MetricOp
+from assistant.kb.model import Case, MetricCondition, MetricOp, Pattern
 
 _MAX_LINE = 300
-
-
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str, kind: str) -> re.Pattern[str]:
-    return re.compile(pattern if kind == "regex" else re.escape(pattern), re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -82,11 +76,11 @@ def required_literal(pattern: str, kind: str) -> str:
     return best.lower() if len(best) >= 5 else ""
 
 
-def _search(p, text: str, low: str | None):
+def _search(p: Pattern, text: str, low: str | None):
     lit = required_literal(p.pattern, p.kind.value)
     if lit and lit not in (low if low is not None else text.lower()):
         return None
-    return _compiled(p.pattern, p.kind.value).search(text)
+    return p.compiled().search(text)
 
 
 def _line_around(text: str, start: int, end: int) -> str:
@@ -96,24 +90,24 @@ def _line_around(text: str, start: int, end: int) -> str:
     return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
 
 
-def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
-    """Lines of *text* matching the case's exception-message patterns (*low*: text.lower())."""
+def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
+    """The line around each pattern's first match in *text* (*low*: text.lower(), if known)."""
     out: list[str] = []
-    for p in case.symptoms.messages:
+    for p in patterns:
         m = _search(p, text, low)
         if m:
             out.append(_line_around(text, m.start(), m.end()))
     return out
+
+
+def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
+    """Lines of *text* matching the case's exception-message patterns."""
+    return _hits(case.symptoms.messages, text, low)
 
 
 def log_hits(case: Case, text: str, low: str | None = None) -> list[str]:
     """Lines of *text* matching the case's log-line patterns (warnings etc.)."""
-    out: list[str] = []
-    for p in case.symptoms.log_patterns:
-        m = _search(p, text, low)
-        if m:
-            out.append(_line_around(text, m.start(), m.end()))
-    return out
+    return _hits(case.symptoms.log_patterns, text, low)
 
 
 def metric_holds(cond: MetricCondition, values: list[float]) -> bool:

@@ -9,7 +9,7 @@ from assistant.parse.environment import find_settings, find_versions
 from assistant.parse.metrics import parse_metrics
 from assistant.parse.model import ExceptionInfo, Failure, Report
 from assistant.parse.signature import build_signature
-from assistant.parse.traceback import find_warnings, loose_exceptions, parse_group
+from assistant.parse.traceback import TRUNC, find_warnings, loose_exceptions, parse_group
 
 #: errors that are usually the consequence of a failure elsewhere (another rank, the launcher)
 KNOCK_ON_RE = re.compile(
@@ -92,9 +92,6 @@ def _pick_primary(chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo] | No
     )
 
 
-TRUNC = "<truncated traceback>"
-
-
 def _repair_truncated(chain: list[ExceptionInfo], chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo]:
     """A paste cut mid-traceback: name the error from the chain, or from an exception line the
     user pasted separately (often just above the traceback), and keep the frames."""
@@ -171,7 +168,7 @@ def _evidence_text(lines: list[Line], report: Report) -> str:
     knock-on lines when the primary error is a root failure."""
     drop_knock = report.primary is not None and not any(_is_knock_on(e) for e in report.chain)
     n = len(lines)
-    if sum(len(ln.text) + 1 for ln in lines) <= EVIDENCE_LIMIT:
+    if len(report.text) < EVIDENCE_LIMIT:  # report.text is the lines joined
         keep = range(n)
     else:
         pos = {ln.no: k for k, ln in enumerate(lines)}

@@ -4,7 +4,6 @@ errors, plus metric / environment / settings lines, are kept and parsed."""
 from __future__ import annotations
 
 import io
-import re
 from collections import deque
 from pathlib import Path
 from typing import BinaryIO
@@ -63,14 +62,11 @@ class _Keeper:
         self.first: list[tuple[int, bytes]] = []
         self.last: deque[tuple[int, bytes]] = deque(maxlen=last)
         self.nfirst = first
-        self.dropped = 0
 
     def add(self, off: int, data: bytes) -> None:
         if len(self.first) < self.nfirst:
             self.first.append((off, data))
         else:
-            if len(self.last) == self.last.maxlen:
-                self.dropped += 1
             self.last.append((off, data))
 
     def items(self) -> list[tuple[int, bytes]]:

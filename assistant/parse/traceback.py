@@ -18,6 +18,8 @@ EXC_ANY_RE = re.compile(rf"(?<![A-Za-z0-9_.])(?P<type>{_EXC_NAME}):\s?(?P<msg>\S
 WARN_RE = re.compile(r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning):\s?(?P<msg>\S.*)$")
 TB_START_RE = re.compile(r"Traceback \(most recent call last\)")
 IPY_HEADER_RE = re.compile(rf"^(?P<type>{_EXC_NAME})\s{{3,}}Traceback \(most recent call last\)")
+#: exception name given to a traceback whose exception line is missing (a paste cut short)
+TRUNC = "<truncated traceback>"
 CONTEXT_MARK = "During handling of the above exception, another exception occurred"
 CAUSE_MARK = "The above exception was the direct cause of the following exception"
 
@@ -106,10 +108,8 @@ def parse_group(lines: list[Line]) -> list[list[ExceptionInfo]]:
             pending_relation = "context" if CONTEXT_MARK in stripped else "cause"
             i += 1
             continue
-        hdr = IPY_HEADER_RE.match(stripped)
         if TB_START_RE.search(stripped):
-            if block is not None and block.frames and current and pending_relation is None:
-                pass
+            hdr = IPY_HEADER_RE.match(stripped)
             block = _Block(header_type=hdr.group("type") if hdr else None)
             if pending_relation is None and current:
                 chains.append(current)
@@ -160,7 +160,7 @@ def _flush_truncated(block: _Block, current: list[ExceptionInfo], relation: str 
     """A traceback whose exception line is missing (paste cut short)."""
     current.append(
         ExceptionInfo(
-            exception=block.header_type or "<truncated traceback>",
+            exception=block.header_type or TRUNC,
             message="",
             frames=block.frames,
             relation=relation,

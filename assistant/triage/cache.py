@@ -22,7 +22,7 @@ FORMAT = 1
 
 
 def cache_dir() -> Path:
-    from assistant.match.index import cache_root
+    from assistant.cache import cache_root
 
     return cache_root() / f"triage-v{FORMAT}"
 

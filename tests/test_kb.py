@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -12,27 +11,20 @@ import pytest
 
 from assistant.kb.load import load_case_file, load_kb
 from assistant.kb.validate import validate
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT
 
 EXEMPLAR = ROOT / "kb" / "cases" / "lora-gradient-checkpointing-no-grad.yaml"
-
-
-def test_every_research_case_has_exactly_one_kb_case(kb):
-    ids = {json.loads(x)["case_id"] for x in (SHARED / "cases.jsonl").read_text().splitlines()}
-    assert set(kb.cases) == ids
-    assert len(kb.cases) == 114
 
 
 def test_bundled_kb_validates(kb):
     assert [str(p) for p in validate(kb)] == []
 
 
-def test_positive_fixtures_carry_the_shared_reports(kb):
-    for line in (SHARED / "cases.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        texts = kb.positives[row["case_id"]]
-        for rep in row["example_reports"]:
-            assert rep["text"] in texts, row["case_id"]
+def test_every_positive_fixture_names_its_source(kb):
+    for cid, case in kb.cases.items():
+        assert case.fixtures.positive, cid
+        for fx in case.fixtures.positive:
+            assert fx.source and fx.source.startswith("https://"), (cid, fx)
 
 
 def test_negatives_do_not_match_own_message_patterns(kb):
@@ -48,6 +40,7 @@ def _kb_copy(tmp_path: Path) -> Path:
     (root / "cases").mkdir(parents=True)
     shutil.copy(EXEMPLAR, root / "cases")
     shutil.copytree(ROOT / "kb" / "fixtures" / EXEMPLAR.stem, root / "fixtures" / EXEMPLAR.stem)
+    shutil.copy(ROOT / "kb" / "releases.json", root / "releases.json")
     return root
 
 
@@ -63,9 +56,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         (lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(element 0', 1), "symptoms.messages.0"),
         (lambda s: s.replace("probe: lora-gradient-checkpointing-no-grad", "probe: no-such-probe"), "probe"),
         (lambda s: s.replace("- {type: fix, url: \"https://", "- {type: fix, url: \"htps:/"), "references.4.url"),
-        (lambda s: s.replace('last_affected: "0.15.2"', 'last_affected: "zero"'), "affected.0.ranges.0"),
+        (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "zero"'), "affected.0.ranges.0"),
+        (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.22.7"'), "affected.0.ranges.0.fixed"),
     ],
-    ids=["bad-yaml", "missing-field", "bad-regex", "unknown-probe", "bad-url", "bad-version"],
+    ids=["bad-yaml", "missing-field", "bad-regex", "unknown-probe", "bad-url", "bad-version", "unreleased-version"],
 )
 def test_malformed_case_gives_one_line_naming_file_and_field(tmp_path, edit, field):
     root = _kb_copy(tmp_path)

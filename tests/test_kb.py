@@ -58,8 +58,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         (lambda s: s.replace("- {type: fix, url: \"https://", "- {type: fix, url: \"htps:/"), "references.4.url"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "zero"'), "affected.0.ranges.0"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.22.7"'), "affected.0.ranges.0.fixed"),
+        (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.23.0"'), "affected.0.ranges.0.fixed"),
     ],
-    ids=["bad-yaml", "missing-field", "bad-regex", "unknown-probe", "bad-url", "bad-version", "unreleased-version"],
+    ids=["bad-yaml", "missing-field", "bad-regex", "unknown-probe", "bad-url", "bad-version", "unreleased-version",
+         "unsourced-bound"],
 )
 def test_malformed_case_gives_one_line_naming_file_and_field(tmp_path, edit, field):
     root = _kb_copy(tmp_path)

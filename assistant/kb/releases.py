@@ -53,3 +53,21 @@ def unreleased_bounds(case: Case, releases: dict[str, frozenset[Version]]) -> li
                                      f"{aff.package} {value} is not a released version "
                                      f"(kb/{RELEASES_FILE}; refresh with scripts/refresh_releases.py)"))
     return problems
+
+
+def unsourced_bounds(case: Case) -> list[tuple[str, str]]:
+    """(field path, message) for every range bound that `verification.checked` never names: each
+    bound must say what it was checked against (a wheel, a git tag, a measured run)."""
+    checked = " ".join(case.verification.checked)
+    problems = []
+    for i, aff in enumerate(case.affected):
+        for j, rng in enumerate(aff.ranges):
+            for name in ("introduced", "fixed", "last_affected"):
+                value = getattr(rng, name)
+                if value is None or (name == "introduced" and value == "0"):
+                    continue
+                if value not in checked:
+                    problems.append((f"affected.{i}.ranges.{j}.{name}",
+                                     f"{aff.package} {value}: verification.checked does not name the "
+                                     "source of this bound (the wheel, git tag or run it was checked on)"))
+    return problems

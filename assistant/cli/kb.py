@@ -11,6 +11,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     v = sub.add_parser("validate", help="check every case (schema, ids, regexes, fixtures)")
     v.add_argument("path", nargs="?", type=Path, help="KB root or a single case file")
+    v.add_argument("--matcher", action="store_true",
+                   help="also judge the fixtures with the matcher (held-out positives in the top 3, "
+                        "negatives not answered as their case; builds the index on a cold cache)")
     ls = sub.add_parser("list", help="list cases")
     ls.add_argument("--label", action="append", default=[], help="only cases with this label")
     ls.add_argument("--kb", type=Path, help="KB root (default: the bundled one)")
@@ -32,6 +35,13 @@ def run(args: argparse.Namespace) -> int:
         if args.path is not None and not args.path.exists():
             raise UsageError(f"{args.path}: no such file or directory")
         problems, n = validate_path(args.path)
+        if args.matcher and not problems:
+            from assistant.kb.check_fixtures import check_fixtures
+            from assistant.match.engine import Matcher
+
+            kb_root = args.path if args.path is not None and args.path.is_dir() else None
+            matcher = Matcher.load(kb_root, progress=False)
+            problems = check_fixtures(matcher, matcher.kb.root)
         for problem in problems:
             print(problem)
         if problems:

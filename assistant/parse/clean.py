@@ -12,6 +12,10 @@ RANK_RE = re.compile(
     r"^\s*(?:\[rank(\d+)\]:|\[default(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|rank(\d+):)\s?"
 )
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
+#: what may follow an opening fence on its own line: a language tag (```python, ```bash)
+FENCE_INFO_RE = re.compile(r"^[\w+.#-]*$")
+#: a line wrapped in inline code: `ValueError: ...`
+INLINE_CODE_RE = re.compile(r"^(\s*)`([^`].*?)`?\s*$")
 QUOTE_RE = re.compile(r"^\s*>\s?")
 HTML_RE = re.compile(r"&(?:lt|gt|amp|quot|#39|#x27|#34);")
 
@@ -44,7 +48,15 @@ def clean_text(text: str) -> list[Line]:
         if strip_quotes:
             line = QUOTE_RE.sub("", line, count=1)
         if FENCE_RE.match(line):
-            continue
+            # "```ValueError: ...```" pasted on one line keeps its content; a bare fence or
+            # "```python" is markup only
+            line = line.strip()[3:].rstrip()
+            if line.endswith(("```", "~~~")):
+                line = line[:-3].rstrip()
+            if FENCE_INFO_RE.match(line):
+                continue
+        elif line.lstrip().startswith("`"):
+            line = INLINE_CODE_RE.sub(r"\1\2", line)
         rank = None
         while (m := RANK_RE.match(line)) is not None:  # launchers may nest prefixes
             rank = int(next(g for g in m.groups() if g is not None))

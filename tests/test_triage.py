@@ -1,4 +1,4 @@
-"""`trl-help triage`: real reports from shared/research turned into issues (title + body).
+"""`trl-help triage`: the KB's real reports (positive fixtures, out-of-scope set) turned into issues (title + body).
 
 The real Matcher is loaded once per session (conftest `matcher`); the whole batch of shared
 reports is triaged once per module and the tests read that result.

@@ -4,7 +4,6 @@ loading state, clipboard, parsed view, help, and the probe dialog (fake and real
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
 import time
@@ -19,7 +18,7 @@ from assistant.tui.render import case_markdown, fix_text, no_case_markdown, pars
 from assistant.tui.screens.help import HelpScreen
 from assistant.tui.screens.parsed import ParsedScreen
 from assistant.tui.screens.probe import ProbeDialog
-from tests.conftest import SHARED, oos_reports
+from tests.conftest import oos_reports, report_for
 
 SIZE = (80, 24)
 
@@ -29,15 +28,6 @@ Traceback (most recent call last):
     with unwrap_model_for_generation(self.model, self.accelerator) as unwrapped_model:
 AttributeError: 'Qwen2ForCausalLM' object has no attribute 'optimizer'
 """
-
-
-def report_for(case_id: str) -> str:
-    """The first real report of *case_id* in shared/research/cases.jsonl."""
-    for line in (SHARED / "cases.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        if row["case_id"] == case_id and row.get("example_reports"):
-            return row["example_reports"][0]["text"]
-    raise LookupError(case_id)
 
 
 async def until(pilot, cond, timeout: float = 30.0) -> None:

@@ -25,7 +25,12 @@ def run(args: argparse.Namespace) -> int:
 
     con = Console(stderr=False)
     m = Matcher.load(args.kb, progress=True)
-    oos = ev.load_oos(args.oos) if args.oos else ev.load_oos()
+    oos = ev.load_oos(args.oos or ev.oos_path(m.kb.root))
+    if args.fit and not oos:
+        from assistant.cli.errors import UsageError
+
+        raise UsageError(f"--fit needs out-of-scope reports ({args.oos or ev.oos_path(m.kb.root)} is missing "
+                         "or empty): without them the abstention threshold cannot be chosen")
     queries = ev.collect(m, oos)
     ids = m.case_ids
     cv = ev.cross_validate(queries, ids, folds=args.folds)

@@ -13,7 +13,8 @@ from assistant.match.engine import Matcher
 from assistant.match.fuse import Model, fit_listwise
 from assistant.parse import parse_text
 
-OOS_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "research" / "out_of_scope_reports.jsonl"
+#: real reports whose cause is in no case (the right answer is "no-known-case"), shipped with the KB
+OOS_FILE = "eval/out_of_scope.jsonl"
 VERSION_PENALTY = -1.5
 
 
@@ -38,10 +39,16 @@ class Scores:
     oof: list = field(default_factory=list)  # (query, out-of-fold probabilities)
 
 
-def load_oos(path: Path = OOS_FILE) -> list[str]:
+def oos_path(kb_root: Path) -> Path:
+    """The out-of-scope reports of the KB at *kb_root*."""
+    return Path(kb_root) / OOS_FILE
+
+
+def load_oos(path: Path) -> list[str]:
+    """Texts of the out-of-scope reports in *path* (JSON lines with a ``text`` key)."""
     if not path.is_file():
         return []
-    return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def collect(m: Matcher, oos_texts: list[str]) -> list[Query]:

@@ -2,7 +2,7 @@
 
     python tests/benchmarks/bench_triage.py [--n 1000] [--distinct]
 
-Issues are the real reports of shared/research (cases.jsonl `example_reports` and the
+Issues are the real reports kept in the KB (positive fixtures and the
 out-of-scope reports) in new clothes, as a tracker sees them: varied titles, some with a
 `trl env` block, some with prose around the paste. Reports repeat (1,000 issues from ~240
 reports), as known failures do in a real tracker. `--distinct` uses each report once instead
@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "research"
 sys.path.insert(0, str(ROOT))
 
 TITLES = ["{exc} when training with {trainer}", "[Bug] {trainer} crashes: {exc}", "{exc}", "Training fails after upgrading",
@@ -37,11 +36,9 @@ ENV = ("- Platform: Linux-5.15.0-x86_64-with-glibc2.35\n- Python version: 3.11.9
 
 
 def reports() -> list[str]:
-    out = []
-    for line in (SHARED / "cases.jsonl").read_text().splitlines():
-        out += [r["text"] for r in json.loads(line).get("example_reports", [])]
-    out += [json.loads(x)["text"] for x in (SHARED / "out_of_scope_reports.jsonl").read_text().splitlines() if x.strip()]
-    return out
+    from tests.conftest import oos_reports, shared_reports
+
+    return [t for _, t in shared_reports()] + oos_reports()
 
 
 def synthetic(n: int, distinct: bool, seed: int = 0) -> list[dict]:

@@ -8,8 +8,9 @@ import re
 from assistant.parse.clean import Line
 from assistant.parse.model import MetricRow
 
-DICT_RE = re.compile(r"\{\s*['\"][\w/.\-]+['\"]\s*:\s*[-+\w.]+.*\}")
-PAIR_RE = re.compile(r"['\"](?P<k>[\w/.\-]+)['\"]\s*:\s*(?P<v>[-+]?(?:nan|inf|infinity|\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?))", re.I)
+#: transformers >= 5 logs the values as strings: {'loss': '0', 'grad_norm': '2.088', ...}
+DICT_RE = re.compile(r"\{\s*['\"][\w/.\-]+['\"]\s*:\s*['\"]?[-+\w.]+.*\}")
+PAIR_RE = re.compile(r"['\"](?P<k>[\w/.\-]+)['\"]\s*:\s*(?P<q>['\"]?)(?P<v>[-+]?(?:nan|inf|infinity|\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?))(?P=q)(?![\w.])", re.I)
 _SPLIT_RE = re.compile(r"\s*\|\s*|\t|\s{2,}")
 
 #: logged name (or its last path part) -> canonical metric name used by KB cases

@@ -1,4 +1,5 @@
-"""Errors pasted inside inline code or a one-line fence (issue 10, failure mode 3): real text."""
+"""Real formats the parser must read: errors inside inline code or a one-line fence (issue 10,
+failure mode 3), transformers 5 metric lines."""
 
 from __future__ import annotations
 
@@ -33,3 +34,14 @@ def test_language_tag_fence_is_markup_only():
     report = parse_text("```python\nfrom trl import GRPOTrainer\n```\n")
     assert report.primary is None
     assert all("```" not in ln and ln.strip() != "python" for ln in report.text.splitlines())
+
+
+def test_transformers5_quoted_metric_values_are_read():
+    """transformers >= 5 logs `{'loss': '0', ...}` (values as strings); a line from a real GRPO run."""
+    line = ("{'loss': '-2.98e-08', 'grad_norm': '2.515', 'learning_rate': '7.5e-05', 'num_tokens': '124', "
+            "'rewards/format_reward/mean': '1', 'rewards/format_reward/std': '0', 'reward': '0.03125', "
+            "'reward_std': '0.4375', 'frac_reward_zero_std': '0', 'entropy': '6.206', 'epoch': '0.25'}")
+    series = parse_text(line + "\n").metric_series()
+    assert series["loss"] == [-2.98e-08]
+    assert series["grad_norm"] == [2.515]
+    assert series["frac_reward_zero_std"] == [0.0]

@@ -48,6 +48,10 @@ class KB:
     negatives: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     digest: str = ""
+    #: per case, the context keywords no healthy log contains (see assistant.kb.healthy)
+    keywords: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: shapes of the lines healthy runs print (see assistant.kb.healthy.background_lines)
+    background: frozenset[str] = frozenset()
 
     def __len__(self) -> int:
         return len(self.cases)
@@ -99,7 +103,7 @@ def _fixture_text(kb_root: Path, case_id: str, fx, where: str, problems: list[Pr
 def kb_digest(root: Path) -> str:
     """Content hash of every case and fixture file (keys the index cache)."""
     h = hashlib.sha256()
-    for sub in ("cases", "fixtures"):
+    for sub in ("cases", "fixtures", "logs"):
         base = root / sub
         if not base.is_dir():
             continue
@@ -172,5 +176,10 @@ def load_kb(root: Path | None = None, digest: str | None = None) -> KB:
                 neg.append((t, fx.confused_with))
         kb.positives[case.id] = pos
         kb.negatives[case.id] = neg
+    from assistant.kb.healthy import background_lines, foreground_keywords, healthy_logs
+
+    logs = healthy_logs(root)
+    kb.background = background_lines(logs)
+    kb.keywords = {cid: foreground_keywords(case, logs) for cid, case in kb.cases.items()}
     kb.digest = digest or kb_digest(root)
     return kb

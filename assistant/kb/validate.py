@@ -16,15 +16,18 @@ def known_probe_ids() -> set[str]:
 
 def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
     """All problems of *kb*: load problems plus cross-references and fixture checks."""
+    from assistant.kb.healthy import healthy_logs, patterns_firing_on_healthy
     from assistant.kb.releases import load_releases, unreleased_bounds, unsourced_bounds
 
     problems = list(kb.problems)
     probe_ids = known_probe_ids() if probe_ids is None else probe_ids
     releases = load_releases(kb.root)
+    healthy = healthy_logs(kb.root)
     for cid, case in kb.cases.items():
         name = str(kb.root / "cases" / f"{cid}.yaml")
         problems.extend(Problem(name, f, m) for f, m in unreleased_bounds(case, releases))
         problems.extend(Problem(name, f, m) for f, m in unsourced_bounds(case))
+        problems.extend(Problem(name, f, m) for f, m in patterns_firing_on_healthy(case, healthy))
         for i, rel in enumerate(case.related):
             if rel == cid:
                 problems.append(Problem(name, f"related.{i}", "a case cannot relate to itself"))

@@ -55,6 +55,7 @@ class Matcher:
         self.index = faiss.IndexFlatIP(vectors.shape[1])
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.bm25 = bm25 if bm25 is not None and bm25.n == len(docs) else BM25Index([d.text for d in docs])
+        self.keywords = kb.keywords  # context keywords less those healthy logs print
 
     @classmethod
     def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> "Matcher":
@@ -78,7 +79,7 @@ class Matcher:
     def features(self, report: Report, exclude: tuple[str, int] | None = None,
                  env: dict[str, str] | None = None) -> list[Candidate]:
         """Feature rows for every case (unsorted). *exclude* masks one fixture (leave-one-out)."""
-        q = query_text(report)
+        q = query_text(report, background=self.kb.background)
         mask = None
         if exclude is not None:
             mask = np.array([not (d.case_id == exclude[0] and d.fixture == exclude[1]) for d in self.docs])
@@ -100,7 +101,7 @@ class Matcher:
         err_low = err.lower()
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
-            st = structural(case, report, series, packages, low, err, err_low)
+            st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid])
             vv = version_verdict(case, env)
             row = {"dense": dense[i], "dense_hi": max(0.0, dense[i] - 0.7) / 0.3, "bm25": bm[i],
                    "bm25_abs": bm_abs[i], **st.values,

@@ -58,7 +58,10 @@ class Index:
 
         from assistant.match.encoder import model_id
 
-        key = f"index-v{FORMAT}-{kb.digest}-{model_id()}"
+        from assistant.match.query import QUERY_VERSION
+
+        # fixture documents are built with query_text: a change there must not reuse old vectors
+        key = f"index-v{FORMAT}q{QUERY_VERSION}-{kb.digest}-{model_id()}"
         root = cache_root()
         final = root / key
         idx = cls._load(final)
@@ -80,7 +83,7 @@ class Index:
                 (tmp / "docs.json").write_text(json.dumps([asdict(d) for d in idx.docs]))
                 (tmp / "OK").write_text("ok")
                 os.replace(tmp, final)
-                _prune(root, keep=final, prefix=f"index-v{FORMAT}-")
+                _prune(root, keep=final, prefix=f"index-v{FORMAT}")
             except OSError:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if not final.is_dir():

@@ -10,20 +10,40 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 
-def query_text(report: Report, limit: int = 1500) -> str:
-    """Signature, chain messages, warnings and observations; the raw text when no error."""
+#: bump when query_text changes: the index embeds each fixture through it (part of the index key)
+QUERY_VERSION = 3
+
+
+def foreground(text: str, background: frozenset[str]) -> str:
+    """*text* less progress bars and the lines healthy runs print too (by shape)."""
+    from assistant.kb.healthy import is_progress_bar, line_key
+
+    keep = [ln for ln in text.splitlines()
+            if ln.strip() and not is_progress_bar(ln) and line_key(ln) not in background]
+    return "\n".join(keep)
+
+
+def query_text(report: Report, limit: int = 1500, background: frozenset[str] = frozenset()) -> str:
+    """Signature, chain messages and observations; with no exception, the run's own warnings,
+    metrics and text, less the lines healthy runs print (*background*)."""
     parts: list[str] = []
     if report.primary is not None:
         parts.append(report.signature.text())
         for exc in report.chain[1:4]:
             parts.append(f"{exc.short_type}: {normalise(exc.message)[:300]}")
-    parts.extend(w[:200] for w in report.warnings[:3])
     parts.extend(report.observations)
-    series = report.metric_series()
-    if series:
-        parts.append(" ".join(f"{k} {v[-1]:g}" for k, v in list(series.items())[:8]))
     if report.primary is None:
-        parts.append(normalise(report.text[:limit]))
+        # no exception: what the run printed is the report (warnings, metrics, then the text);
+        # with one, the warnings and metric lines of the rest of the run are background that
+        # healthy runs print too, and the query stays on the failure
+        from assistant.kb.healthy import line_key
+
+        parts.extend(w[:200] for w in [w for w in report.warnings if line_key(w) not in background][:3])
+        series = report.metric_series()
+        if series:
+            parts.append(" ".join(f"{k} {v[-1]:g}" for k, v in list(series.items())[:8]))
+        text = report.text if len(report.text) <= 200_000 else report.text[:100_000] + "\n" + report.text[-100_000:]
+        parts.append(normalise(foreground(text, background)[:limit]))
     return "\n".join(p for p in parts if p)[:limit]
 
 
@@ -55,5 +75,5 @@ def case_documents(kb: KB) -> list[Doc]:
         kw = " ".join(case.context.keywords)
         docs.append(Doc(cid, "symptom", f"{exc}: " + "\n".join(sym) + f"\n{kw}"))
         for i, text in enumerate(kb.positives.get(cid, [])):
-            docs.append(Doc(cid, "fixture", query_text(parse_text(text)), fixture=i))
+            docs.append(Doc(cid, "fixture", query_text(parse_text(text), background=kb.background), fixture=i))
     return docs

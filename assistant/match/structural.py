@@ -26,7 +26,11 @@ def _lower_keywords(keywords: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str],
-               low: str | None = None, err: str | None = None, err_low: str | None = None) -> Structural:
+               low: str | None = None, err: str | None = None, err_low: str | None = None,
+               keywords: tuple[str, ...] | None = None) -> Structural:
+    """Feature values and evidence lines for one (case, report) pair. *keywords*: the case's
+    lower-cased context keywords to count (default: all; the matcher passes only those that no
+    healthy log contains)."""
     s = Structural()
     mt = report.match_text or report.text
     low = mt.lower() if low is None else low
@@ -59,6 +63,8 @@ def structural(case: Case, report: Report, series: dict[str, list[float]], packa
             elif same:
                 score -= 1.0
     s.values["settings"] = max(-1.0, min(1.0, score))
-    kws = [k for k in _lower_keywords(tuple(case.context.keywords)) if k in low]
+    if keywords is None:
+        keywords = _lower_keywords(tuple(case.context.keywords))
+    kws = [k for k in keywords if k in low]
     s.values["keywords"] = min(3, len(kws)) / 3
     return s

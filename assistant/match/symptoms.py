@@ -90,6 +90,12 @@ def _line_around(text: str, start: int, end: int) -> str:
     return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
 
 
+def first_match(p: Pattern, text: str) -> str | None:
+    """The line around *p*'s first match in *text*, or None."""
+    m = _search(p, text, None)
+    return _line_around(text, m.start(), m.end()) if m else None
+
+
 def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
     """The line around each pattern's first match in *text* (*low*: text.lower(), if known)."""
     out: list[str] = []

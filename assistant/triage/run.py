@@ -162,7 +162,7 @@ def _diagnose_batch(todo: list[Issue], matcher, opts: Options, problems: list[st
         except Exception as exc:  # noqa: BLE001 — one bad issue must not sink the batch
             problems.append(f"issue #{issue.number}: could not be parsed ({type(exc).__name__}: {exc}); skipped")
             continue
-        parsed.append((issue, rep, query_text(rep)))
+        parsed.append((issue, rep, query_text(rep, background=matcher.kb.background)))
     out = []
     with memo_encoder(matcher) as memo:
         task = prog.add_task("embedding", total=len({q for _, _, q in parsed})) if prog else None

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         "shipped_weights_in_sample": _d(ship),
         "baseline_bm25": _d(bm),
         "baseline_dense": _d(de),
+        "reliability_cross_validated": [{"confidence": b, "queries": n, "precision": None if x is None else round(x, 4)}
+                                        for b, n, x in ev.reliability(cv.bands)],
     }
     if args.fit:
         model = ev.fit_shipped(queries, ids, cv)
@@ -64,6 +66,13 @@ def run(args: argparse.Namespace) -> int:
                   "-" if s.oos_abstained is None else f"{s.oos_abstained:.2f}",
                   "-" if s.in_kb_matched is None else f"{s.in_kb_matched:.2f}")
     con.print(t)
+    rt = Table(title="reliability (cross-validated): how often the answer is right, per confidence")
+    for col in ("confidence", "queries", "answer right"):
+        rt.add_column(col, justify="right")
+    for band, n, prec in ev.reliability(cv.bands):
+        rt.add_row(band + (" (answered no-known-case)" if band == "low" else ""), str(n),
+                   "-" if prec is None else f"{prec:.2f}")
+    con.print(rt)
     if cv.misses:
         mt = Table(title="misses (cross-validated hybrid)")
         for col in ("fixture", "ranked first", "true case at"):

@@ -37,6 +37,7 @@ class Scores:
     in_kb_matched: float | None = None
     misses: list[tuple[str, str, str]] = field(default_factory=list)
     oof: list = field(default_factory=list)  # (query, out-of-fold probabilities)
+    bands: list = field(default_factory=list)  # (confidence band of the top answer, top is right)
 
 
 def oos_path(kb_root: Path) -> Path:
@@ -123,33 +124,81 @@ def fit(queries: list[Query], case_ids: list[str]) -> Model:
     return model
 
 
-def _set_threshold(model: Model, threshold: float) -> None:
-    """Abstain below *threshold*; the confidence bands never sit below it."""
+#: measured precision the "high" confidence band must reach (out-of-fold)
+HIGH_PRECISION = 0.95
+
+
+def pick_high(tops: list[tuple[float, bool]], threshold: float) -> float:
+    """Lowest score at or above *threshold* from which the top answers are right at least
+    `HIGH_PRECISION` of the time (*tops*: (top score, top is right) per query; an out-of-scope
+    query's top is never right). 1.0 when no such score exists."""
+    ranked = sorted((p, ok) for p, ok in tops if p >= threshold)
+    for i, (p, _) in enumerate(ranked):
+        rest = ranked[i:]
+        if len(rest) >= 10 and sum(ok for _, ok in rest) / len(rest) >= HIGH_PRECISION:
+            return float(p)
+    return 1.0
+
+
+def _tops(items: list[tuple[Query, np.ndarray]], case_ids: list[str]) -> list[tuple[float, bool]]:
+    return [(float(p.max()), q.truth is not None and case_ids[int(p.argmax())] == q.truth) for q, p in items]
+
+
+def _set_threshold(model: Model, threshold: float, high: float = 0.85) -> None:
+    """Abstain below *threshold* ("low" confidence = no known case); "medium" from it, "high"
+    from *high*: a match is never of low confidence and the bands never sit below it."""
     model.threshold = threshold
-    model.high = max(threshold, 0.85)
-    model.medium = max(threshold, 0.6) if threshold < 0.85 else threshold
+    model.medium = threshold
+    model.high = max(threshold, high)
 
 
 def fit_shipped(queries: list[Query], case_ids: list[str], cv: Scores) -> Model:
-    """The model that ships: weights fitted on everything, abstention threshold chosen on the
-    out-of-fold probabilities of *cv* (in-sample probabilities of out-of-scope reports are too
-    low, which pushes an in-sample threshold up and abstains on too many real matches)."""
+    """The model that ships: weights fitted on everything, abstention threshold and "high" band
+    chosen on the out-of-fold probabilities of *cv* (in-sample probabilities of out-of-scope
+    reports are too low, which pushes an in-sample threshold up and abstains on too many real
+    matches)."""
     model = fit(queries, case_ids)
     tops_in = np.array([p.max() for q, p in cv.oof if q.truth is not None])
     tops_out = np.array([p.max() for q, p in cv.oof if q.truth is None])
-    _set_threshold(model, _best_threshold(tops_in, tops_out))
+    t = _best_threshold(tops_in, tops_out)
+    _set_threshold(model, t, pick_high(_tops(cv.oof, case_ids), t))
     return model
 
 
 def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> Scores:
-    """Fit on k-1 folds (grouped by case, OOS split too), score the held-out fold, each query
-    judged with its own fold's threshold; `oof` keeps the out-of-fold probabilities."""
-    ranked: list[tuple[Query, np.ndarray, float]] = []
+    """Fit on k-1 folds (grouped by case, OOS split too) and score the held-out fold. Each fold is
+    judged with the rule that ships: thresholds chosen on out-of-fold probabilities, here those of
+    the *other* folds, never its own. `oof` keeps the out-of-fold probabilities, `bands` the
+    confidence band each query's top answer got."""
+    oof: list[tuple[int, Query, np.ndarray]] = []
     for f in range(folds):
         train = [q for q in queries if q.group % folds != f]
-        test = [q for q in queries if q.group % folds == f]
         model = fit(train, case_ids)
-        ranked += [(q, model.prob(q.X), model.threshold) for q in test]
+        oof += [(f, q, model.prob(q.X)) for q in queries if q.group % folds == f]
+    ranked: list[tuple[Query, np.ndarray, float]] = []
+    bands: list[tuple[str, bool]] = []
+    for f in range(folds):
+        others = [(q, p) for g, q, p in oof if g != f]
+        t = _best_threshold(np.array([p.max() for q, p in others if q.truth is not None]),
+                            np.array([p.max() for q, p in others if q.truth is None]))
+        m = Model()
+        _set_threshold(m, t, pick_high(_tops(others, case_ids), t))
+        for g, q, p in oof:
+            if g == f:
+                ranked.append((q, p, t))
+                bands.append((m.confidence(float(p.max())), _tops([(q, p)], case_ids)[0][1]))
     s = _rank_metrics(ranked, case_ids)
     s.oof = [(q, p) for q, p, _ in ranked]
+    s.bands = bands
     return s
+
+
+def reliability(bands: list[tuple[str, bool]]) -> list[tuple[str, int, float | None]]:
+    """(band, queries in it, how often the answer was right) for high / medium / low: for high
+    and medium the matched case is the right one; "low" is answered no-known-case, which is right
+    when the top candidate was wrong (an out-of-scope report, or a miss)."""
+    out = []
+    for band in ("high", "medium", "low"):
+        oks = [ok if band != "low" else not ok for b, ok in bands if b == band]
+        out.append((band, len(oks), sum(oks) / len(oks) if oks else None))
+    return out

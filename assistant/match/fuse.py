@@ -57,7 +57,9 @@ class Model:
         return e / (e.sum() + np.exp(b - m))
 
     def confidence(self, p: float) -> str:
-        return "high" if p >= self.high else "medium" if p >= self.medium else "low"
+        """"low" below the abstention threshold (the verdict is then no-known-case), "medium" from
+        it, "high" where the measured out-of-fold precision reaches 0.95 (`eval --fit`)."""
+        return "high" if p >= self.high else "medium" if p >= max(self.medium, self.threshold) else "low"
 
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> "Model":

@@ -1,0 +1,40 @@
+"""Verdict and confidence tell one story (issue 10, failure mode 2), on real reports."""
+
+from __future__ import annotations
+
+from assistant.match.evaluate import HIGH_PRECISION, pick_high, reliability
+from assistant.parse import parse_text
+from tests.conftest import oos_reports, shared_reports
+
+
+def test_a_match_is_never_low_confidence_and_low_is_never_a_match(matcher):
+    texts = [t for _, t in shared_reports()][::3] + oos_reports()
+    seen = set()
+    for text in texts:
+        d = matcher.diagnose(parse_text(text), top=1)
+        band = d.matches[0].confidence
+        seen.add((d.verdict, band))
+        assert (d.verdict == "match") == (band != "low"), (d.verdict, band, d.matches[0].case_id)
+    assert ("no-known-case", "low") in seen and any(v == "match" for v, _ in seen)
+
+
+def test_high_band_starts_where_measured_precision_reaches_the_target():
+    right_hi = [(0.9 + i / 1000, True) for i in range(20)]
+    right_lo = [(0.3 + i / 100, True) for i in range(10)]
+    # one wrong answer at 0.5 among 31: 30/31 >= 0.95 from the lowest score on
+    assert pick_high(right_hi + [(0.5, False)] + right_lo, threshold=0.1) == 0.3
+    # three wrong at 0.5: precision reaches 0.95 only above them
+    tops = right_hi + [(0.5, False)] * 3 + right_lo
+    high = pick_high(tops, threshold=0.1)
+    assert high == 0.9
+    above = [ok for p, ok in tops if p >= high]
+    assert sum(above) / len(above) >= HIGH_PRECISION
+    # never below the abstention threshold
+    assert pick_high(right_hi + right_lo, threshold=0.6) == 0.9
+
+
+def test_reliability_counts_abstentions_as_right_when_the_top_was_wrong():
+    rows = dict((b, (n, x)) for b, n, x in reliability([("high", True), ("high", False), ("low", False), ("low", True)]))
+    assert rows["high"] == (2, 0.5)
+    assert rows["low"] == (2, 0.5)
+    assert rows["medium"] == (0, None)

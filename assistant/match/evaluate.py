@@ -134,6 +134,8 @@ def pick_high(tops: list[tuple[float, bool]], threshold: float) -> float:
     query's top is never right). 1.0 when no such score exists."""
     ranked = sorted((p, ok) for p, ok in tops if p >= threshold)
     for i, (p, _) in enumerate(ranked):
+        if i and ranked[i - 1][0] == p:
+            continue  # a cut-off applies to every query at that score: judge ties together
         rest = ranked[i:]
         if len(rest) >= 10 and sum(ok for _, ok in rest) / len(rest) >= HIGH_PRECISION:
             return float(p)

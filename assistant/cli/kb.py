@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
 
     if args.kb_command == "validate":
         from assistant.kb.validate import validate_path
@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
     from assistant.kb.load import load_kb
 
+    if args.kb is not None and not (args.kb / "cases").is_dir():
+        raise UsageError(f"{args.kb}: not a KB (no cases/ directory)")
     kb = load_kb(args.kb)
     if args.kb_command == "list":
         from assistant.report.kb_render import render_case_list

@@ -46,6 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _broken_pipe_is_quiet() -> None:
+    """rich ends the process with exit 1 when the reader of stdout goes away (`| head -1`);
+    raise BrokenPipeError instead, which `main` turns into a quiet exit 0."""
+    import rich.console
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+    rich.console.Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv and sys.stdin.isatty() and sys.stdout.isatty():
@@ -55,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
+    _broken_pipe_is_quiet()
     try:
         return int(import_module(args._module).run(args) or 0)
     except UsageError as exc:
@@ -64,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         print("trl-help: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # the reader went away (`| head`): point stdout at /dev/null so the flush at exit
+        # does not fail again, and end quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 

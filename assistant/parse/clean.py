@@ -6,7 +6,25 @@ import html
 import re
 from dataclasses import dataclass
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
+#: every terminal control sequence: CSI (colours, cursor), OSC (window title, OSC 8 links,
+#: OSC 52 clipboard writes) ended by BEL or ESC \\, DCS/SOS/PM/APC strings, two-byte escapes
+#: (ESC c resets the terminal), 8-bit C1 controls, and C0 controls other than tab/newline/CR
+ANSI_RE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x9c]*[\x07\x9c]?|[\x80-\x9f]"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]|\x1b"
+)
+
+
+_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """*text* without terminal control sequences (what a log may carry and a terminal would obey)."""
+    return ANSI_RE.sub("", text)
 #: `[rank3]: `, `[default3]:` (torchrun --tee), `[1,3]<stderr>:` (mpirun), `rank3: `
 RANK_RE = re.compile(
     r"^\s*(?:\[rank(\d+)\]:|\[default(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|rank(\d+):)\s?"
@@ -17,6 +35,7 @@ FENCE_INFO_RE = re.compile(r"^[\w+.#-]*$")
 #: a line wrapped in inline code: `ValueError: ...`
 INLINE_CODE_RE = re.compile(r"^(\s*)`([^`].*?)`?\s*$")
 QUOTE_RE = re.compile(r"^\s*>\s?")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 HTML_RE = re.compile(r"&(?:lt|gt|amp|quot|#39|#x27|#34);")
 
 
@@ -29,8 +48,19 @@ class Line:
     no: int  # 1-based line number in the input
 
 
+def valid_unicode(text: str) -> str:
+    """*text* with lone surrogates (``"\\ud83d"`` from a JSON export or a paste) replaced by U+FFFD:
+    they cannot be encoded, so tokenizers, JSON output and terminals would fail on them."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE_RE.sub("\ufffd", text)
+
+
 def clean_text(text: str) -> list[Line]:
     """Split *text* into cleaned lines."""
+    text = valid_unicode(text)
     if HTML_RE.search(text):
         text = html.unescape(text)
     text = text.replace("\r\n", "\n")
@@ -39,7 +69,7 @@ def clean_text(text: str) -> list[Line]:
     strip_quotes = quoted > 0 and quoted >= 0.5 * sum(1 for r in raw if r.strip())
     out: list[Line] = []
     for i, line in enumerate(raw, 1):
-        if "\x1b" in line:
+        if _ANY_CONTROL.search(line):
             line = ANSI_RE.sub("", line)
         if "\r" in line:
             # tqdm redraws with \r: the last non-empty segment is what was left on screen

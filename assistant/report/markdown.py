@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis, Match
+from assistant.report.safe_markdown import code_span
 
 
 def _case_section(m: Match, kb: KB, full: bool) -> list[str]:
@@ -12,7 +13,7 @@ def _case_section(m: Match, kb: KB, full: bool) -> list[str]:
            f"**Case** `{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
            f"versions: **{m.versions.verdict}** — {m.versions.detail}", ""]
     if m.evidence:
-        out += ["**Why it matched** (from your log):", ""] + [f"> {e}" for e in m.evidence[:4]] + [""]
+        out += ["**Why it matched** (from your log):", ""] + [f"> {code_span(e)}" for e in m.evidence[:4]] + [""]
     if not full:
         return out
     out += ["**Cause.** " + case.cause.strip(), "", "**Fix**", ""]
@@ -33,7 +34,7 @@ def render_markdown(d: Diagnosis, kb: KB) -> str:
     lines: list[str] = []
     if d.error is not None:
         first = d.error.message.splitlines()[0][:200] if d.error.message else ""
-        lines += [f"**Error:** `{d.error.exception}: {first}`", ""]
+        lines += [f"**Error:** {code_span(f'{d.error.exception}: {first}')}", ""]
     if d.verdict == "no-known-case" or not d.matches:
         lines += ["## No known case", "",
                   "trl-help found no known failure that fits this report confidently."]

@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from assistant.parse.clean import strip_controls, valid_unicode
 
 #: fields `gh issue list --json` is asked for (docs/triage.md)
 GH_FIELDS = "number,title,body,labels,url,createdAt"
@@ -93,7 +94,7 @@ def issue_from_obj(obj: object, where: str) -> Issue:
                 labels.append(lb)
     url = obj.get("url") if isinstance(obj.get("url"), str) else None
     created = obj.get("createdAt") if isinstance(obj.get("createdAt"), str) else None
-    return Issue(num, title.strip(), body, tuple(labels), url, created)
+    return Issue(num, strip_controls(valid_unicode(title.strip())), valid_unicode(body), tuple(labels), url, created)
 
 
 def _line_col(text: str, pos: int) -> str:
@@ -199,12 +200,12 @@ def _read_dir(root: Path, batch: Batch) -> None:
         if m and int(m.group(1)) not in taken:
             num = int(m.group(1))
             taken.add(num)
-            batch.issues.append(Issue(num, title, body, url=None))
+            batch.issues.append(Issue(num, strip_controls(valid_unicode(title)), valid_unicode(body), url=None))
         else:
             pending.append((p, title, body))
     nxt = max(taken, default=0) + 1
     for p, title, body in pending:  # files without a (unique) number get the next free ones
-        batch.issues.append(Issue(nxt, title or p.stem, body))
+        batch.issues.append(Issue(nxt, strip_controls(valid_unicode(title or p.stem)), valid_unicode(body)))
         batch.problems.append(f"{p}: no issue number in the file name; numbered #{nxt}")
         nxt += 1
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from assistant.report.safe_markdown import code_span, plain
 from assistant.triage.run import TriageResult
 
 
 def _cell(s: str, n: int = 90) -> str:
-    s = " ".join((s or "").split()).replace("|", "\\|")
-    return s if len(s) <= n else s[: n - 1] + "…"
+    """User text (an issue title, a problem line) as inert markdown, cut to *n* characters."""
+    s = " ".join((s or "").split())
+    return plain(s if len(s) <= n else s[: n - 1] + "…")
 
 
 def render_markdown_report(result: TriageResult) -> str:
@@ -44,7 +46,8 @@ def render_markdown_report(result: TriageResult) -> str:
     out += ["", "## Possible new failure categories", "",
             "Unmatched issues with a real traceback, grouped by error. Scaffold a KB case with the command shown.", ""]
     for c in result.new_categories:
-        out.append(f"- `{_cell(c.key, 110)}` — " + ", ".join(f"#{n}" for n in c.issues)
+        key = " ".join(c.key.split())
+        out.append(f"- {code_span(key if len(key) <= 110 else key[:109] + '…')} — " + ", ".join(f"#{n}" for n in c.issues)
                    + (f" (frames: {', '.join(c.packages)})" if c.packages else "") + f"  \n  `{c.scaffold}`")
     if not result.new_categories:
         out.append("_None._")

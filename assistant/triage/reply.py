@@ -59,7 +59,9 @@ def draft_reply(d: Diagnosis, kb: KB) -> str:
     body = render_markdown(d, kb).rstrip("\n").replace(" (try --installed)", "")
     if d.verdict == "match" and d.matches:
         m = d.matches[0]
-        parts = ["Thanks for the report! This looks like a known failure.", "", body, ""]
+        opening = ("This looks like a known failure." if m.confidence == "high"
+                   else "This may be a known failure; please check the evidence below against your log.")
+        parts = [f"Thanks for the report! {opening}", "", body, ""]
         parts += version_advice(m, kb, d.environment)
         if not _has_probe_line(body):
             parts += ["To confirm, run `trl-help explain` on the full log of the failing run.", ""]

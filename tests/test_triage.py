@@ -265,7 +265,7 @@ def test_scaffold_case_from_issue(tmp_path):
     assert path.name == f"{case.id}.yaml" and "TODO" in case.cause
     assert case.symptoms.exceptions and case.fixtures.positive[0].text.strip().endswith(issue["body"].strip()[-40:].strip())
     assert case.references[0].url == issue["url"]
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
 
     with pytest.raises(UsageError, match="#99999"):
         scaffold_case(f, 99999, tmp_path / "cases")

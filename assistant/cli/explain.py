@@ -19,16 +19,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from assistant.cli.inputs import read_report
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
 
     if args.top < 1:
         raise UsageError("--top must be at least 1")
     report = read_report(args.file)
+    from assistant.kb.load import KBProblemsError
     from assistant.match.engine import Matcher
 
     try:
         matcher = Matcher.load(args.kb, progress=sys.stderr.isatty())
-    except ValueError as exc:
+    except KBProblemsError as exc:
         raise UsageError(str(exc)) from None
     diagnosis = matcher.diagnose(report, top=args.top, installed=args.installed)
     if args.format == "json":

@@ -10,7 +10,7 @@ from assistant.parse import InputError, Report, parse_file, parse_stream
 
 def read_report(path: str) -> Report:
     """Parse FILE, or stdin for '-'; raise UsageError with one line on bad input."""
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
 
     try:
         if path == "-":

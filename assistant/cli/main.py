@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-from assistant.cli.errors import UsageError  # noqa: E402  (re-exported for command modules)
+from assistant.cli.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnose TRL / PEFT / DeepSpeed / accelerate / vLLM training failures.",
     )
     parser.add_argument("--version", action="version", version=f"trl-help {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an internal error (also TRL_HELP_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(import_module(args._module).run(args) or 0)
     except UsageError as exc:
         print(f"trl-help: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("trl-help: interrupted", file=sys.stderr)
         return 130
@@ -82,6 +84,15 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # noqa: BLE001 - one line and exit 3, the traceback only on request
+        import os
+
+        if args.debug or os.environ.get("TRL_HELP_DEBUG"):
+            raise
+        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        print(f"trl-help: internal error: {type(exc).__name__}: {first} (run again with --debug for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -92,7 +92,7 @@ def render_text(result, console=None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
 
     if args.list:
         return _list(args.format)

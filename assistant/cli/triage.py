@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
     from assistant.triage.inputs import ExportError, load_issues
 
     if args.top < 1:
@@ -49,13 +49,14 @@ def run(args: argparse.Namespace) -> int:
         if not batch.issues:
             raise UsageError(f"{args.file}: none of the requested issues ({', '.join(f'#{n}' for n in sorted(wanted))}) is in the export")
 
+    from assistant.kb.load import KBProblemsError
     from assistant.match.engine import Matcher
     from assistant.triage.cluster import DUP_THRESHOLD
     from assistant.triage.run import Options, triage
 
     try:
         matcher = Matcher.load(args.kb, progress=sys.stderr.isatty())
-    except ValueError as exc:
+    except KBProblemsError as exc:
         raise UsageError(str(exc)) from None
     opts = Options(top=args.top, dup_threshold=args.dup_threshold or DUP_THRESHOLD, use_cache=not args.no_cache,
                    progress=sys.stderr.isatty(), source=str(args.file) if args.file != "-" else "issues.json")

@@ -14,7 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
 
     file = getattr(args, "file", None)
     if file is not None and not Path(file).is_file():

@@ -38,6 +38,10 @@ class Problem:
         return f"{self.file}: {self.field}: {self.message}"
 
 
+class KBProblemsError(ValueError):
+    """The KB has problems (`trl-help kb validate` lists them): the user's KB to fix, exit 2."""
+
+
 @dataclass
 class KB:
     """Loaded cases plus their resolved fixture texts."""

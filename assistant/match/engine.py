@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from assistant.kb.load import KB, load_kb_cached
+from assistant.kb.load import KB, KBProblemsError, load_kb_cached
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.match.fuse import FEATURES, Model
 from assistant.match.query import query_text
@@ -64,7 +64,7 @@ class Matcher:
 
         kb = load_kb_cached(kb_root)
         if kb.problems:
-            raise ValueError(f"the KB has problems; run `trl-help kb validate`: {kb.problems[0]}")
+            raise KBProblemsError(f"the KB has problems; run `trl-help kb validate`: {kb.problems[0]}")
         idx = Index.load_or_build(kb, progress=progress)
         enc = OnnxEncoder(ensure_onnx(model_id()), max_tokens=QUERY_TOKENS)
         return cls(kb, idx.docs, idx.vectors, enc, model=model, bm25=idx.bm25)

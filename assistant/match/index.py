@@ -44,6 +44,40 @@ def ensure_onnx(model_id: str) -> Path:
     return path
 
 
+#: how long to wait for another process building the same index before giving up (seconds)
+LOCK_WAIT_S = float(os.environ.get("TRL_HELP_LOCK_WAIT", "600"))
+
+
+def _build_lock(path: Path):
+    """The build lock, acquired with a notice after a few seconds and an error after
+    `LOCK_WAIT_S` (a builder that was stopped, not killed, keeps its lock)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=3)
+    except Timeout:
+        print(f"trl-help: another trl-help process is building the index; waiting up to {LOCK_WAIT_S:.0f} s "
+              f"(lock {path})", file=sys.stderr)
+        try:
+            lock.acquire(timeout=LOCK_WAIT_S)
+        except Timeout:
+            raise TimeoutError(f"the index build lock {path} has been held for over {LOCK_WAIT_S:.0f} s; "
+                               "if no other trl-help is running, delete it") from None
+    return _Held(lock)
+
+
+class _Held:
+    def __init__(self, lock) -> None:
+        self.lock = lock
+
+    def __enter__(self):
+        return self.lock
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+
+
 class Index:
     """Documents and their vectors (rows aligned)."""
 
@@ -54,10 +88,7 @@ class Index:
 
     @classmethod
     def load_or_build(cls, kb: KB, progress: bool = True) -> "Index":
-        from filelock import FileLock
-
         from assistant.match.encoder import model_id
-
         from assistant.match.query import QUERY_VERSION
 
         # fixture documents are built with query_text: a change there must not reuse old vectors
@@ -68,7 +99,7 @@ class Index:
         if idx is not None:
             return idx
         root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(root / f".{key}.lock")):
+        with _build_lock(root / f".{key}.lock"):
             idx = cls._load(final)  # another process may have finished meanwhile
             if idx is not None:
                 return idx

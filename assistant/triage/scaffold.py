@@ -96,7 +96,7 @@ def build_case(issue, report) -> dict:
 
 def scaffold_case(issues_path: Path, number: int, out_dir: Path | None) -> Path:
     """Write ``<out_dir>/<id>.yaml`` for issue *number* of the export; returns the path."""
-    from assistant.cli.main import UsageError
+    from assistant.cli.errors import UsageError
     from assistant.parse import parse_text
     from assistant.triage.inputs import ExportError, load_issues
 

@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnose TRL / PEFT / DeepSpeed / accelerate / vLLM training failures.",
     )
     parser.add_argument("--version", action="version", version=f"trl-help {__version__}")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show what libraries print while the index is built (also TRL_HELP_VERBOSE=1)")
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an internal error (also TRL_HELP_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -68,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
+    if args.verbose:
+        import os
+
+        os.environ["TRL_HELP_VERBOSE"] = "1"
     _broken_pipe_is_quiet()
     try:
         return int(import_module(args._module).run(args) or 0)

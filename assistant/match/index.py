@@ -39,8 +39,10 @@ def ensure_onnx(model_id: str) -> Path:
     with FileLock(str(path.parent / ".lock")):
         if not path.is_file():
             from assistant.match.encoder import export_onnx
+            from assistant.quiet import quiet_libraries
 
-            export_onnx(path)
+            with quiet_libraries():
+                export_onnx(path)
     return path
 
 
@@ -103,7 +105,12 @@ class Index:
             idx = cls._load(final)  # another process may have finished meanwhile
             if idx is not None:
                 return idx
-            idx = cls.build(kb, progress=progress)
+            from assistant.quiet import quiet_libraries
+
+            print(f"trl-help: building the search index for {len(kb)} cases, once per KB version "
+                  "(about 30 s on 2 CPU cores)", file=sys.stderr, flush=True)
+            with quiet_libraries():
+                idx = cls.build(kb, progress=False)
             tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
             try:
                 np.save(tmp / "vectors.npy", idx.vectors)

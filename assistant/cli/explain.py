@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if args.probe and diagnosis.matches and diagnosis.matches[0].probe:
         from assistant.cli.probe import run_and_render
 
-        run_and_render(diagnosis.matches[0].case_id, model=args.model, fmt=args.format)
+        run_and_render(diagnosis.matches[0].case_id, model=args.model, fmt=args.format,
+                       settings=dict(report.settings))
     elif args.probe:
         print("no probe exists for the top match", file=sys.stderr)
     return 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+from pathlib import Path
 import json
 import sys
 
@@ -25,6 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
                    help="probe setting, e.g. target_modules=q_proj,v_proj or num_generations=8 "
                         "(batch check: per_device_train_batch_size, num_processes, gradient_accumulation_steps)")
+    p.add_argument("--from-log", type=Path, metavar="LOG",
+                   help="use the settings of the run in this log (batch size, num_generations, LoRA, dtype, ...)")
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="a TRL / accelerate / DeepSpeed YAML or JSON config of the run (overrides the log)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="stream the phases' output to stderr while they run")
 
@@ -105,21 +111,52 @@ def run(args: argparse.Namespace) -> int:
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
 
-    options = {}
+    if args.model is not None and not Path(args.model, "config.json").is_file():
+        what = "is not a directory" if not Path(args.model).is_dir() else "has no config.json"
+        raise UsageError(f"--model {args.model} {what}: give a local model directory (save_pretrained output)")
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    sets = {}
     for item in args.options:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
-        options[key.strip()] = value.strip()
+        sets[key.strip()] = value.strip()
+    spec = _run_spec(args.from_log, args.config, sets)
 
     try:
         result = _run_with_progress(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
                                     device=args.device, timeout=args.timeout, verbose=args.verbose,
-                                    trust_remote_code=args.trust_remote_code, options=options)
+                                    trust_remote_code=args.trust_remote_code, options=spec.options())
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
+    _note_run_spec(result, spec)
     _print(result, args.format)
     return 1 if result.verdict.value == "error" else 0
+
+
+def _run_spec(log: Path | None, config: Path | None, sets: dict[str, str]):
+    """The user's run from `--from-log`, `--config` and `--set` (usage errors for unreadable files)."""
+    from assistant.cli.errors import UsageError
+    from probes.runspec import build_run_spec
+
+    log_settings: dict = {}
+    if log is not None:
+        from assistant.cli.inputs import read_report
+
+        log_settings = dict(read_report(str(log)).settings)
+    if config is not None and not config.is_file():
+        raise UsageError(f"{config}: no such config file")
+    try:
+        return build_run_spec(log_settings, config, sets)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"{config}: not a readable YAML/JSON config ({exc})") from None
+
+
+def _note_run_spec(result, spec) -> None:
+    """Say which of the user's settings the probe ran with, and where each came from."""
+    if spec.settings:
+        result.notes.insert(0, "your run's settings: " + spec.describe())
 
 
 def _run_with_progress(case_id: str, *, verbose: bool = False, **kw):
@@ -154,8 +191,14 @@ def _print(result, fmt: str) -> None:
         render_text(result)
 
 
-def run_and_render(case_id: str, *, model: str | None = None, fmt: str = "text") -> int:
-    """Used by `trl-help explain --probe`: run the case's probe and print its result."""
-    result = _run_with_progress(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0)
+def run_and_render(case_id: str, *, model: str | None = None, fmt: str = "text", settings: dict | None = None) -> int:
+    """Used by `trl-help explain --probe`: run the case's probe on the settings parsed from the
+    user's log and print its result."""
+    from probes.runspec import build_run_spec
+
+    spec = build_run_spec(settings or {})
+    result = _run_with_progress(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0,
+                                options=spec.options())
+    _note_run_spec(result, spec)
     _print(result, fmt)
     return 0

@@ -72,3 +72,18 @@ def test_batch_probe_runs_on_the_logs_batch_and_says_so(tmp_path):
     notes = " ".join(out["notes"])
     assert "per_device_train_batch_size=6 (from the log)" in notes and "num_generations=4 (from the log)" in notes
     assert any("(6)" in e and "(4)" in e for e in out["baseline"]["evidence"]), out["baseline"]["evidence"]
+
+
+@pytest.mark.slow
+def test_explain_probe_json_is_one_document_with_the_probe_nested(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(LOG)
+    res = subprocess.run([sys.executable, "-m", "assistant.cli.main", "explain", str(log), "--probe", "--format", "json"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads(res.stdout)  # the whole stdout is one JSON document
+    assert doc["schema_version"] and doc["verdict"] == "match"
+    top = doc["matches"][0]
+    assert top["case_id"] == "grpo-batch-not-divisible-by-num-generations"
+    assert top["probe_result"]["verdict"] == "confirmed"
+    assert any("num_generations=4 (from the log)" in n for n in top["probe_result"]["notes"])

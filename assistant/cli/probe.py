@@ -191,14 +191,20 @@ def _print(result, fmt: str) -> None:
         render_text(result)
 
 
-def run_and_render(case_id: str, *, model: str | None = None, fmt: str = "text", settings: dict | None = None) -> int:
+def probe_for_explain(case_id: str, *, model: str | None = None, settings: dict | None = None):
     """Used by `trl-help explain --probe`: run the case's probe on the settings parsed from the
-    user's log and print its result."""
+    user's log; returns the ProbeResult."""
     from probes.runspec import build_run_spec
 
     spec = build_run_spec(settings or {})
     result = _run_with_progress(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0,
                                 options=spec.options())
     _note_run_spec(result, spec)
+    return result
+
+
+def run_and_render(case_id: str, *, model: str | None = None, fmt: str = "text", settings: dict | None = None) -> int:
+    """Run the probe for `explain --probe` and print its result (text)."""
+    result = probe_for_explain(case_id, model=model, settings=settings)
     _print(result, fmt)
     return 0

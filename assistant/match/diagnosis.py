@@ -29,7 +29,12 @@ class Match(BaseModel):
     signals: dict[str, float] = Field(default_factory=dict, description="Per-signal contributions.")
 
 
+#: version of the JSON document (`explain --format json`, triage): bump on incompatible changes
+SCHEMA_VERSION = "2"
+
+
 class Diagnosis(BaseModel):
+    schema_version: str = SCHEMA_VERSION
     verdict: Literal["match", "no-known-case"]
     matches: list[Match]
     error: ExceptionInfo | None

@@ -38,8 +38,14 @@ STACKS = {
         ["lora-gradient-checkpointing-no-grad=confirmed"],
     ),
     "probes_old14": (
-        ["transformers==4.48.3", "trl==0.14.0", "peft==0.14.0", "accelerate==1.3.0", "datasets==3.2.0",
-         "deepspeed==0.16.3"],
+        [
+            "transformers==4.48.3",
+            "trl==0.14.0",
+            "peft==0.14.0",
+            "accelerate==1.3.0",
+            "datasets==3.2.0",
+            "deepspeed==0.16.3",
+        ],
         ["grpo-zero3-unwrapped-model-no-optimizer=confirmed", "lora-gradient-checkpointing-no-grad=confirmed"],
     ),
 }
@@ -74,7 +80,9 @@ def probes_old14(session: nox.Session) -> None:
 def probes_current(session: nox.Session) -> None:
     """The already-installed stack (the project venv): the verdicts the test suite asserts."""
     session.run(
-        "python", "-m", "probes.matrix",
+        "python",
+        "-m",
+        "probes.matrix",
         "lora-gradient-checkpointing-no-grad=not-reproduced",
         "grpo-zero3-unwrapped-model-no-optimizer=not-reproduced",
         "ddp-reentrant-gc-mark-ready-twice=confirmed",

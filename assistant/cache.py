@@ -37,8 +37,11 @@ def _usable(root: Path) -> Path:
     except OSError as exc:
         tmp = Path(tempfile.mkdtemp(prefix="trl-help-cache-"))
         atexit.register(shutil.rmtree, tmp, True)
-        print(f"trl-help: warning: cache directory {root} is unusable ({exc.strerror or exc}); "
-              "using a temporary one for this run", file=sys.stderr)
+        print(
+            f"trl-help: warning: cache directory {root} is unusable ({exc.strerror or exc}); "
+            "using a temporary one for this run",
+            file=sys.stderr,
+        )
         return tmp
 
 

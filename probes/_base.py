@@ -19,7 +19,8 @@ import json
 import math
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 METRICS_PREFIX = "PROBE_METRICS "
 
@@ -90,9 +91,7 @@ def load_model(ctx: Ctx, dtype=None, **kw):
 def load_tokenizer(ctx: Ctx, **kw):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(
-        ctx.model_path, trust_remote_code=bool(ctx.get("trust_remote_code")), **kw
-    )
+    tok = AutoTokenizer.from_pretrained(ctx.model_path, trust_remote_code=bool(ctx.get("trust_remote_code")), **kw)
     return tok
 
 
@@ -143,7 +142,9 @@ def print_exception(exc: BaseException, header: str = "") -> None:
 
 def exc_chain(exc: BaseException, limit: int = 2000) -> list[str]:
     """`Type: message` of *exc* and its causes / contexts, outermost first."""
-    out, seen, e = [], set(), exc
+    out: list[str] = []
+    seen: set[int] = set()
+    e: BaseException | None = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         out.append(f"{type(e).__name__}: {str(e)[:limit]}")

@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 import traceback
+from typing import Any
 
 
 def _log(msg: str) -> None:
@@ -51,15 +52,16 @@ def raw(path: str, variant: str, device) -> None:
     m.enable_input_require_grads()
     m.config.use_cache = False
     m.train()
-    kw = {"find_unused_parameters": find_unused}
+    kw: dict[str, Any] = {"find_unused_parameters": find_unused}
     if static:
         kw["static_graph"] = True
     if device.type == "cuda":
         kw["device_ids"] = [device.index]
     ddp = DDP(m, **kw)
     opt = torch.optim.AdamW([p for p in ddp.parameters() if p.requires_grad], lr=1e-4)
-    enc = tok(["hello world, this is rank data", "gradient checkpointing under DDP"], return_tensors="pt",
-              padding=True).to(device)
+    enc = tok(
+        ["hello world, this is rank data", "gradient checkpointing under DDP"], return_tensors="pt", padding=True
+    ).to(device)
     for step in range(2):
         out = ddp(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], labels=enc["input_ids"])
         out.loss.backward()
@@ -69,27 +71,49 @@ def raw(path: str, variant: str, device) -> None:
 
 
 def sft_default(path: str, device) -> None:
+    import dataclasses
+
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
-    import dataclasses
 
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     model = AutoModelForCausalLM.from_pretrained(path)
-    kw = dict(output_dir=os.environ.get("PROBE_WORKDIR", "/tmp/ddp-sft"), per_device_train_batch_size=2,
-              max_steps=2, logging_steps=1, report_to="none", save_strategy="no", disable_tqdm=True,
-              use_cpu=device.type == "cpu", bf16=False, fp16=False, gradient_checkpointing=True,
-              gradient_checkpointing_kwargs={"use_reentrant": True}, max_length=32, max_seq_length=32)
+    kw = dict(
+        output_dir=os.environ.get("PROBE_WORKDIR", "/tmp/ddp-sft"),
+        per_device_train_batch_size=2,
+        max_steps=2,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=True,
+        use_cpu=device.type == "cpu",
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=True,
+        gradient_checkpointing_kwargs={"use_reentrant": True},
+        max_length=32,
+        max_seq_length=32,
+    )
     names = {f.name for f in dataclasses.fields(SFTConfig)}
     args = SFTConfig(**{k: v for k, v in kw.items() if k in names})
     _log(f"ddp_find_unused_parameters={args.ddp_find_unused_parameters} (default)")
     ds = Dataset.from_dict({"text": ["hello world, this is a sentence"] * 8})
-    extra = {"processing_class": tok} if "processing_class" in SFTTrainer.__init__.__code__.co_varnames else {"tokenizer": tok}
-    t = SFTTrainer(model=model, args=args, train_dataset=ds,
-                   peft_config=LoraConfig(r=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"), **extra)
+    extra: dict[str, Any] = (
+        {"processing_class": tok}
+        if "processing_class" in SFTTrainer.__init__.__code__.co_varnames
+        else {"tokenizer": tok}
+    )
+    t = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=ds,
+        peft_config=LoraConfig(r=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"),
+        **extra,
+    )
     t.train()
 
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from probes._base import Ctx, emit_metrics, training_args_kwargs, ensure_pad, load_model, load_tokenizer, metrics_callback, tiny_dataset_texts
+from probes._base import (
+    Ctx,
+    emit_metrics,
+    ensure_pad,
+    load_model,
+    load_tokenizer,
+    metrics_callback,
+    tiny_dataset_texts,
+    training_args_kwargs,
+)
 
 
 def length_reward(prompts=None, completions=None, **kw) -> list[float]:
@@ -66,8 +76,9 @@ def run_grpo(
     cfg, dropped = grpo_config(ctx, workdir, **overrides)
     ds = Dataset.from_dict({"prompt": tiny_dataset_texts(8)})
     cb = metrics_callback()
-    kwargs: dict[str, Any] = dict(model=model, reward_funcs=reward, args=cfg, train_dataset=ds,
-                                  processing_class=tok, callbacks=[cb])
+    kwargs: dict[str, Any] = dict(
+        model=model, reward_funcs=reward, args=cfg, train_dataset=ds, processing_class=tok, callbacks=[cb]
+    )
     if peft_config is not None:
         kwargs["peft_config"] = peft_config
     trainer = GRPOTrainer(**kwargs)

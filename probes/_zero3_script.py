@@ -28,7 +28,7 @@ def main() -> int:
         # deepspeed.init_distributed() JIT-compiles its shared-memory comm op (45-85 s) on CPU;
         # not needed with gloo. NB: `import deepspeed.comm.torch as m` binds torch itself.
         try:
-            importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
+            importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001
             print(f"could not skip the shm op build: {exc}", flush=True)
     import torch
@@ -47,9 +47,23 @@ def main() -> int:
         "gradient_accumulation_steps": "auto",
         "gradient_clipping": "auto",
     }
-    kw = dict(output_dir=a.workdir, per_device_train_batch_size=4, num_generations=4, max_completion_length=8,
-              max_prompt_length=64, max_steps=1, logging_steps=1, report_to="none", save_strategy="no",
-              disable_tqdm=True, use_cpu=on_cpu, bf16=False, fp16=False, learning_rate=1e-4, deepspeed=ds_cfg)
+    kw = dict(
+        output_dir=a.workdir,
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=8,
+        max_prompt_length=64,
+        max_steps=1,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=True,
+        use_cpu=on_cpu,
+        bf16=False,
+        fp16=False,
+        learning_rate=1e-4,
+        deepspeed=ds_cfg,
+    )
     names = {f.name for f in dataclasses.fields(GRPOConfig)}
     args = GRPOConfig(**{k: v for k, v in kw.items() if k in names})
 
@@ -60,8 +74,11 @@ def main() -> int:
     ds = Dataset.from_dict({"prompt": ["What is 2 + 2?", "Name a color.", "Say hi.", "Count to three."] * 2})
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok)
     trainer.train()
-    print(f"trained 1 ZeRO-3 step; model_wrapped is {type(trainer.model_wrapped).__name__}, "
-          f"model is {type(trainer.model).__name__}", flush=True)
+    print(
+        f"trained 1 ZeRO-3 step; model_wrapped is {type(trainer.model_wrapped).__name__}, "
+        f"model is {type(trainer.model).__name__}",
+        flush=True,
+    )
     target = getattr(trainer, a.target)
     enc = tok(["What is 2 + 2?"], return_tensors="pt")
     enc = {k: v.to(trainer.accelerator.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
@@ -72,8 +89,11 @@ def main() -> int:
     except BaseException as exc:  # noqa: BLE001
         traceback.print_exc()
         ctx = exc.__context__ or exc.__cause__
-        print(f"PROBE_ZERO3 top={type(exc).__name__} context={type(ctx).__name__ if ctx else None}: "
-              f"{str(ctx)[:300] if ctx else ''}", flush=True)
+        print(
+            f"PROBE_ZERO3 top={type(exc).__name__} context={type(ctx).__name__ if ctx else None}: "
+            f"{str(ctx)[:300] if ctx else ''}",
+            flush=True,
+        )
         return 1
     _ = torch
     return 0

@@ -45,8 +45,18 @@ def _launch(ctx, args: list[str]) -> int:
     env["PROBE_DEVICE"] = ctx.get("device", "cpu")
     env["PROBE_WORKDIR"] = ctx.workdir
     env.setdefault("OMP_NUM_THREADS", "1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-           str(_free_port()), SCRIPT, ctx.model_path, *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(_free_port()),
+        SCRIPT,
+        ctx.model_path,
+        *args,
+    ]
     print("$ " + " ".join(cmd[2:]), flush=True)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
@@ -75,8 +85,17 @@ def run_phase(phase: str, ctx: dict) -> dict:
     if phase == "baseline":
         rc = _launch(ctx, ["--variant", "lora:reentrant:find1"])
     elif phase == "treatment":
-        rc = _launch(ctx, ["--variant", "lora:nonreentrant:find1", "--variant", "lora:reentrant:find0",
-                           "--variant", "lora:reentrant:find1:static"])
+        rc = _launch(
+            ctx,
+            [
+                "--variant",
+                "lora:nonreentrant:find1",
+                "--variant",
+                "lora:reentrant:find0",
+                "--variant",
+                "lora:reentrant:find1:static",
+            ],
+        )
     elif phase == "sft-default":
         rc = _launch(ctx, ["--sft-default"])
     else:
@@ -102,10 +121,12 @@ def decide(case_id: str, phases: dict, env: dict):
     s = phases.get("sft-default")
     if s is not None:
         if s.reproduced:
-            notes.append("SFTTrainer + peft_config + reentrant checkpointing hits it with the DEFAULT "
-                         "ddp_find_unused_parameters (a PeftModel is not a PreTrainedModel, so the trainer "
-                         "falls back to find_unused_parameters=True): set ddp_find_unused_parameters=False "
-                         "or use_reentrant=False")
+            notes.append(
+                "SFTTrainer + peft_config + reentrant checkpointing hits it with the DEFAULT "
+                "ddp_find_unused_parameters (a PeftModel is not a PreTrainedModel, so the trainer "
+                "falls back to find_unused_parameters=True): set ddp_find_unused_parameters=False "
+                "or use_reentrant=False"
+            )
         elif s.info.get("torchrun_rc") == 0:
             notes.append("SFTTrainer with default ddp_find_unused_parameters ran clean on these versions")
     notes.append("fixes verified: use_reentrant=False, find_unused_parameters=False, static_graph=True")

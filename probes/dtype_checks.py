@@ -28,17 +28,23 @@ DESCRIPTIONS = {
 
 FALLBACK_SYMPTOMS = {
     FP16: {"exceptions": ["ValueError"], "messages": [{"pattern": "Attempting to unscale FP16 gradients."}]},
-    BF16: {"exceptions": ["RuntimeError"], "messages": [
-        {"pattern": "expected scalar type (Float|BFloat16|Half) but found (Float|BFloat16|Half)", "kind": "regex"},
-        {"pattern": "mat1 and mat2 must have the same dtype, but got (Float|BFloat16|Half) and (Float|BFloat16|Half)",
-         "kind": "regex"}]},
+    BF16: {
+        "exceptions": ["RuntimeError"],
+        "messages": [
+            {"pattern": "expected scalar type (Float|BFloat16|Half) but found (Float|BFloat16|Half)", "kind": "regex"},
+            {
+                "pattern": "mat1 and mat2 must have the same dtype, but got (Float|BFloat16|Half) and (Float|BFloat16|Half)",
+                "kind": "regex",
+            },
+        ],
+    },
 }
 
 NOT_REPRODUCED = {
     FP16: "not reproduced on the natural path: peft (>= 0.12, autocast_adapter_dtype=True) keeps LoRA weights "
-          "in float32 on a float16 base; it still happens when trainable weights end up fp16 (see mechanism)",
+    "in float32 on a float16 base; it still happens when trainable weights end up fp16 (see mechanism)",
     BF16: "not reproduced on the natural path: peft's LoRA forward casts its input to the adapter dtype; it "
-          "still happens when modules of different dtypes meet without autocast (see mechanism)",
+    "still happens when modules of different dtypes meet without autocast (see mechanism)",
 }
 
 
@@ -50,8 +56,11 @@ def _model_path(ctx) -> str:
     if ctx.get("model_source") == "user":  # never load a full user model for a dtype check
         from probes.tiny import build_replica
 
-        return str(build_replica(ctx.model_path, f"{ctx.workdir}/replica",
-                                 trust_remote_code=bool(ctx.get("trust_remote_code"))))
+        return str(
+            build_replica(
+                ctx.model_path, f"{ctx.workdir}/replica", trust_remote_code=bool(ctx.get("trust_remote_code"))
+            )
+        )
     return ctx.model_path
 
 
@@ -151,6 +160,8 @@ def decide(case_id: str, phases: dict, env: dict):
     verdict, notes = default_decide(phases, NOT_REPRODUCED.get(case_id, ""))
     mech = phases.get("mechanism")
     if mech is not None and mech.reproduced:
-        notes.append(f"mechanism shown on purpose ({mech.description}): {mech.exception or mech.detail}"
-                     " — the fix in the treatment clears the same setup")
+        notes.append(
+            f"mechanism shown on purpose ({mech.description}): {mech.exception or mech.detail}"
+            " — the fix in the treatment clears the same setup"
+        )
     return verdict, notes

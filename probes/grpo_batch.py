@@ -31,8 +31,12 @@ FALLBACK_SYMPTOMS = {
     }
 }
 
-DEFAULTS = {"per_device_train_batch_size": 1, "num_generations": 8, "num_processes": 1,
-            "gradient_accumulation_steps": 1}
+DEFAULTS = {
+    "per_device_train_batch_size": 1,
+    "num_generations": 8,
+    "num_processes": 1,
+    "gradient_accumulation_steps": 1,
+}
 
 
 def _args(ctx) -> dict:
@@ -48,13 +52,13 @@ def valid_combinations(per_device: int, num_generations: int, num_processes: int
     gens = [g for g in range(2, glob + 1) if glob % g == 0]
     step = num_generations // gcd(num_generations, num_processes * ga)
     batches = [step * k for k in range(1, 5)]
-    return {"global_batch": glob, "valid_num_generations": gens,
-            "valid_per_device_train_batch_size": batches}
+    return {"global_batch": glob, "valid_num_generations": gens, "valid_per_device_train_batch_size": batches}
 
 
 def treatment_args(a: dict) -> dict:
-    combos = valid_combinations(a["per_device_train_batch_size"], a["num_generations"], a["num_processes"],
-                                a["gradient_accumulation_steps"])
+    combos = valid_combinations(
+        a["per_device_train_batch_size"], a["num_generations"], a["num_processes"], a["gradient_accumulation_steps"]
+    )
     fixed = dict(a)
     if combos["global_batch"] % a["num_generations"] != 0:
         fixed["per_device_train_batch_size"] = combos["valid_per_device_train_batch_size"][0]
@@ -68,25 +72,33 @@ def run_phase(phase: str, ctx: dict) -> dict:
     a = _args(ctx)
     if phase == "treatment":
         a = treatment_args(a)
-    combos = valid_combinations(a["per_device_train_batch_size"], a["num_generations"], a["num_processes"],
-                                a["gradient_accumulation_steps"])
-    print(f"arguments {a}; valid num_generations for this global batch: {combos['valid_num_generations']}; "
-          f"per-device batch sizes that work with num_generations={a['num_generations']}: "
-          f"{combos['valid_per_device_train_batch_size']}", flush=True)
+    combos = valid_combinations(
+        a["per_device_train_batch_size"], a["num_generations"], a["num_processes"], a["gradient_accumulation_steps"]
+    )
+    print(
+        f"arguments {a}; valid num_generations for this global batch: {combos['valid_num_generations']}; "
+        f"per-device batch sizes that work with num_generations={a['num_generations']}: "
+        f"{combos['valid_per_device_train_batch_size']}",
+        flush=True,
+    )
     if ctx.get("model_source") == "user":
         from probes.tiny import build_tiny
 
         ctx = ctx_of({**ctx, "model_path": str(build_tiny(f"{ctx.workdir}/tiny"))})
     out = run_grpo(
-        ctx, ctx.workdir, train=False,
+        ctx,
+        ctx.workdir,
+        train=False,
         per_device_train_batch_size=a["per_device_train_batch_size"] * a["num_processes"],
         num_generations=a["num_generations"],
         gradient_accumulation_steps=a["gradient_accumulation_steps"],
         label=phase,
     )
     _ = out
-    detail = (f"per_device_train_batch_size={a['per_device_train_batch_size']} × {a['num_processes']} process(es) × "
-              f"GA {a['gradient_accumulation_steps']}, num_generations={a['num_generations']}: GRPOTrainer builds")
+    detail = (
+        f"per_device_train_batch_size={a['per_device_train_batch_size']} × {a['num_processes']} process(es) × "
+        f"GA {a['gradient_accumulation_steps']}, num_generations={a['num_generations']}: GRPOTrainer builds"
+    )
     print(detail, flush=True)
     return {"detail": detail, "info": {"arguments": a, **combos}}
 
@@ -100,13 +112,16 @@ def decide(case_id: str, phases: dict, env: dict):
         notes.append(
             f"valid: per_device_train_batch_size={t['arguments']['per_device_train_batch_size']} with "
             f"num_generations={t['arguments']['num_generations']} on {t['arguments']['num_processes']} process(es); "
-            f"for the original batch the valid num_generations are {_orig_valid(phases)}")
-    notes.append(f"{env.get('versions', {}).get('trl')}: trl >= 0.15 counts completions in "
-                 "per_device_train_batch_size; multi-process runs are checked as one process with the same global batch")
+            f"for the original batch the valid num_generations are {_orig_valid(phases)}"
+        )
+    notes.append(
+        f"{env.get('versions', {}).get('trl')}: trl >= 0.15 counts completions in "
+        "per_device_train_batch_size; multi-process runs are checked as one process with the same global batch"
+    )
     return verdict, notes
 
 
-def _orig_valid(phases) -> list:
+def _orig_valid(phases) -> str:
     import re
 
     text = phases["baseline"].output_tail

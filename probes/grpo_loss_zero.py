@@ -44,8 +44,18 @@ EXPLAIN = (
     "(grpo-zero-advantage-identical-group-rewards: make the reward discriminate within a group)"
 )
 
-_KEEP = ("loss", "grad_norm", "reward", "reward_std", "frac_reward_zero_std", "kl", "entropy",
-         "completions/mean_length", "completion_length", "completions/clipped_ratio")
+_KEEP = (
+    "loss",
+    "grad_norm",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "entropy",
+    "completions/mean_length",
+    "completion_length",
+    "completions/clipped_ratio",
+)
 
 
 def _stats(metrics: dict[str, list[float]]) -> dict:
@@ -71,8 +81,12 @@ def _zero_advantage(s: dict) -> bool:
 
 
 def _expected_zero(s: dict) -> bool:
-    return (s["loss_first"] is not None and abs(s["loss_first"]) < 1e-6
-            and s["grad_norm_min"] is not None and s["grad_norm_min"] > 0)
+    return (
+        s["loss_first"] is not None
+        and abs(s["loss_first"]) < 1e-6
+        and s["grad_norm_min"] is not None
+        and s["grad_norm_min"] > 0
+    )
 
 
 def run_phase(phase: str, ctx: dict) -> dict:
@@ -103,12 +117,19 @@ def run_phase(phase: str, ctx: dict) -> dict:
         "train_seconds": round(out["seconds"], 3),
         **s,
     }
-    detail = (f"{label}: loss {s['loss_first']!r} (|max| {s['loss_abs_max']!r}), grad_norm "
-              f"{s['grad_norm_min']!r}…{s['grad_norm_max']!r}, frac_reward_zero_std "
-              f"{s['frac_reward_zero_std']}, reward_std {s['reward_std']}")
+    detail = (
+        f"{label}: loss {s['loss_first']!r} (|max| {s['loss_abs_max']!r}), grad_norm "
+        f"{s['grad_norm_min']!r}…{s['grad_norm_max']!r}, frac_reward_zero_std "
+        f"{s['frac_reward_zero_std']}, reward_std {s['reward_std']}"
+    )
     print(detail, flush=True)
-    return {"detected": detected, "detail": detail, "metrics": series, "info": info,
-            "check_matcher": not (case == LOSS_ZERO and phase == "treatment")}
+    return {
+        "detected": detected,
+        "detail": detail,
+        "metrics": series,
+        "info": info,
+        "check_matcher": not (case == LOSS_ZERO and phase == "treatment"),
+    }
 
 
 def decide(case_id: str, phases: dict, env: dict):
@@ -122,9 +143,11 @@ def decide(case_id: str, phases: dict, env: dict):
     if case_id == ZERO_ADV:
         verdict, notes = default_decide(phases)
         if verdict is Verdict.confirmed:
-            notes.append("constant reward → grad_norm 0 and frac_reward_zero_std 1 (no group has any "
-                         "reward spread, so every advantage is 0 and nothing trains); a reward that "
-                         "varies within groups → grad_norm > 0")
+            notes.append(
+                "constant reward → grad_norm 0 and frac_reward_zero_std 1 (no group has any "
+                "reward spread, so every advantage is 0 and nothing trains); a reward that "
+                "varies within groups → grad_norm > 0"
+            )
         notes.append(EXPLAIN)
         return verdict, notes
     # grpo-loss-zero-expected
@@ -136,17 +159,21 @@ def decide(case_id: str, phases: dict, env: dict):
             f"({bi.get('grad_norm_min'):.3g}…{bi.get('grad_norm_max'):.3g}): with num_iterations="
             f"{bi.get('num_iterations')} the importance ratio is 1 and group advantages sum to 0, so "
             f"the loss shows ≈ 0 although the policy gets a gradient (loss_type={bi.get('loss_type')}, "
-            f"beta={bi.get('beta')})")
+            f"beta={bi.get('beta')})"
+        )
         if t.reproduced:
-            notes.append("contrast: a constant reward gives grad_norm 0 and frac_reward_zero_std 1 — that "
-                         "is the real failure (grpo-zero-advantage-identical-group-rewards)")
+            notes.append(
+                "contrast: a constant reward gives grad_norm 0 and frac_reward_zero_std 1 — that "
+                "is the real failure (grpo-zero-advantage-identical-group-rewards)"
+            )
         notes.append(EXPLAIN)
         return Verdict.confirmed, notes
     if bi.get("grad_norm_min") is not None and bi.get("grad_norm_min") > 0:
         notes.append(
             f"not reproduced: the logged loss is {bi.get('loss_first')!r}, not ≈ 0, on this setup "
             f"(loss_type={bi.get('loss_type')}: with loss_type in dapo/bnpo/dr_grpo the loss is "
-            "≈ 0 only when all completions have the same length)")
+            "≈ 0 only when all completions have the same length)"
+        )
     else:
         notes.append("not reproduced: grad_norm is 0 with a varied reward — check the model/optimizer setup")
     notes.append(EXPLAIN)

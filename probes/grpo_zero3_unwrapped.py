@@ -52,8 +52,21 @@ def run_phase(phase: str, ctx: dict) -> dict:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "1", "--master_port", str(port),
-           SCRIPT, ctx.model_path, "--target", target, "--workdir", ctx.workdir]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "1",
+        "--master_port",
+        str(port),
+        SCRIPT,
+        ctx.model_path,
+        "--target",
+        target,
+        "--workdir",
+        ctx.workdir,
+    ]
     print("$ " + " ".join(cmd[2:]), flush=True)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
@@ -64,8 +77,12 @@ def run_phase(phase: str, ctx: dict) -> dict:
             saw = True
     rc = proc.wait()
     sys.stdout.flush()
-    return {"detected": saw, "detail": f"torchrun exited with {rc}" + ("; AttributeError ... 'optimizer' in the "
-            "exception chain" if saw else ""), "info": {"torchrun_rc": rc}}
+    return {
+        "detected": saw,
+        "detail": f"torchrun exited with {rc}"
+        + ("; AttributeError ... 'optimizer' in the exception chain" if saw else ""),
+        "info": {"torchrun_rc": rc},
+    }
 
 
 def decide(case_id: str, phases: dict, env: dict):
@@ -79,7 +96,9 @@ def decide(case_id: str, phases: dict, env: dict):
     if not b.reproduced and b.info.get("torchrun_rc"):
         return Verdict.error, ["the baseline launch failed without the 'optimizer' AttributeError (see its output)"]
     if verdict is Verdict.confirmed:
-        notes.append("the visible error is the chained AssertionError from deepspeed's GatheredParameters.__exit__; "
-                     "its context is the AttributeError. Fix: upgrade trl (>= 0.15) or pass "
-                     "trainer.model_wrapped (the DeepSpeedEngine) to unwrap_model_for_generation")
+        notes.append(
+            "the visible error is the chained AssertionError from deepspeed's GatheredParameters.__exit__; "
+            "its context is the AttributeError. Fix: upgrade trl (>= 0.15) or pass "
+            "trainer.model_wrapped (the DeepSpeedEngine) to unwrap_model_for_generation"
+        )
     return verdict, notes

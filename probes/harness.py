@@ -21,8 +21,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from probes.registry import CASE_TO_PROBE, SPECS, ProbeSpec
 from probes.result import PhaseResult, PhaseStatus, ProbeResult, Verdict
@@ -83,8 +84,14 @@ def list_probes() -> list[dict]:
         if s.processes > 1:
             needs.append(f"{s.processes} processes")
         rows.append(
-            {"probe": s.id, "title": s.title, "cases": list(s.cases), "kind": s.kind, "needs": needs,
-             "installed": not missing_packages(s)}
+            {
+                "probe": s.id,
+                "title": s.title,
+                "cases": list(s.cases),
+                "kind": s.kind,
+                "needs": needs,
+                "installed": not missing_packages(s),
+            }
         )
     return rows
 
@@ -135,7 +142,7 @@ def _metrics_from_text(text: str) -> dict[str, list[float]]:
     for line in text.splitlines():
         if line.startswith(METRICS_PREFIX):
             try:
-                data = json.loads(line[len(METRICS_PREFIX):])
+                data = json.loads(line[len(METRICS_PREFIX) :])
             except json.JSONDecodeError:
                 continue
             for k, v in data.get("metrics", {}).items():
@@ -214,11 +221,10 @@ class _Worker:
                 continue
             if line is None:
                 raise WorkerError(
-                    f"probe worker exited (rc {self.proc.wait()}) — killed by the OOM killer?\n"
-                    + "\n".join(out[-20:])
+                    f"probe worker exited (rc {self.proc.wait()}) — killed by the OOM killer?\n" + "\n".join(out[-20:])
                 )
             if line.startswith(SENTINEL):
-                return json.loads(line[len(SENTINEL):].strip()), out
+                return json.loads(line[len(SENTINEL) :].strip()), out
             out.append(line)
             if self.on_output is not None:
                 try:
@@ -278,7 +284,7 @@ class ProbeSession:
         self._tmp = Path(tempfile.mkdtemp(prefix="trl-help-probe-"))
 
     # lifecycle
-    def __enter__(self) -> "ProbeSession":
+    def __enter__(self) -> ProbeSession:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -315,8 +321,14 @@ class ProbeSession:
         """(worker status, phase result dict, output lines)."""
         assert self.worker is not None
         rf = self._tmp / f"{module_name.rsplit('.', 1)[-1]}-{phase}-{time.monotonic_ns()}.json"
-        cmd = {"cmd": "phase", "module": module_name, "phase": phase, "ctx": ctx,
-               "timeout": timeout, "result_file": str(rf)}
+        cmd = {
+            "cmd": "phase",
+            "module": module_name,
+            "phase": phase,
+            "ctx": ctx,
+            "timeout": timeout,
+            "result_file": str(rf),
+        }
         status, lines = self.worker.command(cmd, timeout + 120)
         result: dict = {}
         if rf.is_file():
@@ -326,20 +338,29 @@ class ProbeSession:
                 result = {}
         return status, result, lines
 
-    def _model(self, model: str | None, tiny_replica: bool, trust_remote_code: bool,
-               timeout: float) -> tuple[dict, PhaseResult | None]:
+    def _model(
+        self, model: str | None, tiny_replica: bool, trust_remote_code: bool, timeout: float
+    ) -> tuple[dict, PhaseResult | None]:
         key = (model, tiny_replica, trust_remote_code)
         if key in self._models:
             return self._models[key], None
         workdir = tempfile.mkdtemp(prefix="model-", dir=self._tmp)
-        ctx = {"user_model": model, "tiny_replica": tiny_replica, "workdir": workdir,
-               "trust_remote_code": trust_remote_code}
+        ctx = {
+            "user_model": model,
+            "tiny_replica": tiny_replica,
+            "workdir": workdir,
+            "trust_remote_code": trust_remote_code,
+        }
         self._status("preparing the model" + (" (tiny replica)" if tiny_replica else ""))
         status, result, lines = self._run("probes._setup", "setup", ctx, timeout)
         if result.get("status") != "ok" or status.get("status") != "done":
-            pr = PhaseResult(name="setup", status=PhaseStatus.raised if result else PhaseStatus.crashed,
-                             exception=result.get("exception"), output_tail=_tail(lines),
-                             seconds=status.get("seconds", 0.0))
+            pr = PhaseResult(
+                name="setup",
+                status=PhaseStatus.raised if result else PhaseStatus.crashed,
+                exception=result.get("exception"),
+                output_tail=_tail(lines),
+                seconds=status.get("seconds", 0.0),
+            )
             return {}, pr
         info = result.get("info", {})
         self._models[key] = info
@@ -365,10 +386,16 @@ class ProbeSession:
 
         def skipped(reason: str, env: dict | None = None) -> ProbeResult:
             ph = PhaseResult(name="baseline", description=reason)
-            return ProbeResult(case_id=cid, probe=spec.id, verdict=Verdict.skipped,
-                               baseline=ph, treatment=PhaseResult(name="treatment"),
-                               environment=env or {}, notes=[f"skipped: {reason}"] + notes,
-                               seconds=round(time.perf_counter() - t_start, 3))
+            return ProbeResult(
+                case_id=cid,
+                probe=spec.id,
+                verdict=Verdict.skipped,
+                baseline=ph,
+                treatment=PhaseResult(name="treatment"),
+                environment=env or {},
+                notes=[f"skipped: {reason}"] + notes,
+                seconds=round(time.perf_counter() - t_start, 3),
+            )
 
         if tiny_replica and not model:
             raise ProbeLookupError("--tiny-replica needs --model PATH")
@@ -378,7 +405,7 @@ class ProbeSession:
         if missing:
             hint = {
                 "deepspeed": "deepspeed is not installed (pip install deepspeed; on CPU "
-                             "DS_BUILD_OPS=0 pip install deepspeed)",
+                "DS_BUILD_OPS=0 pip install deepspeed)",
                 "bitsandbytes": "bitsandbytes is not installed (and needs CUDA)",
             }
             reason = "; ".join(hint.get(m, f"{m} is not installed") for m in missing)
@@ -408,10 +435,16 @@ class ProbeSession:
         # model directory
         info, failed = self._model(model, tiny_replica, trust_remote_code, timeout)
         if failed is not None:
-            return ProbeResult(case_id=cid, probe=spec.id, verdict=Verdict.error, baseline=failed,
-                               treatment=PhaseResult(name="treatment"), environment=env,
-                               notes=["could not prepare the model directory", failed.exception or ""],
-                               seconds=round(time.perf_counter() - t_start, 3))
+            return ProbeResult(
+                case_id=cid,
+                probe=spec.id,
+                verdict=Verdict.error,
+                baseline=failed,
+                treatment=PhaseResult(name="treatment"),
+                environment=env,
+                notes=["could not prepare the model directory", failed.exception or ""],
+                seconds=round(time.perf_counter() - t_start, 3),
+            )
         env["model_source"] = info.get("source")
         env["model_path"] = info.get("model_path")
         env["model_type"] = info.get("model_type")
@@ -421,11 +454,18 @@ class ProbeSession:
             notes.append(f"ran on a tiny replica of {model} (same class and module names, 2 layers, small dims)")
         env["symptoms_from"] = symptom_source
 
-        ctx = {"case_id": cid, "probe": spec.id, "model_path": info.get("model_path"),
-               "model_source": info.get("source"), "config_dtype": info.get("config_dtype"),
-               "model_type": info.get("model_type"), "device": dev,
-               "trust_remote_code": trust_remote_code, "timeout": timeout,
-               "options": options or {}}
+        ctx = {
+            "case_id": cid,
+            "probe": spec.id,
+            "model_path": info.get("model_path"),
+            "model_source": info.get("source"),
+            "config_dtype": info.get("config_dtype"),
+            "model_type": info.get("model_type"),
+            "device": dev,
+            "trust_remote_code": trust_remote_code,
+            "timeout": timeout,
+            "options": options or {},
+        }
         phases: dict[str, PhaseResult] = {}
         descriptions = getattr(module, "DESCRIPTIONS", {})
         for name in _phase_names(module, spec, cid):
@@ -438,15 +478,20 @@ class ProbeSession:
         notes.extend(vnotes)
         extra = {k: v for k, v in phases.items() if k not in ("baseline", "treatment")}
         return ProbeResult(
-            case_id=cid, probe=spec.id, verdict=verdict,
+            case_id=cid,
+            probe=spec.id,
+            verdict=verdict,
             baseline=phases.get("baseline", PhaseResult(name="baseline")),
             treatment=phases.get("treatment", PhaseResult(name="treatment")),
-            extra=extra, environment=env, notes=notes,
+            extra=extra,
+            environment=env,
+            notes=notes,
             seconds=round(time.perf_counter() - t_start, 3),
         )
 
-    def _phase_result(self, name: str, description: str, status: dict, result: dict,
-                      lines: list[str], holder: Any, notes: list[str]) -> PhaseResult:
+    def _phase_result(
+        self, name: str, description: str, status: dict, result: dict, lines: list[str], holder: Any, notes: list[str]
+    ) -> PhaseResult:
         text = "\n".join(lines)
         metrics = _metrics_from_text(text)
         for k, v in (result.get("metrics") or {}).items():
@@ -479,13 +524,24 @@ class ProbeSession:
             detail = f"timed out after {status.get('seconds')} s"
         elif pstatus is PhaseStatus.crashed:
             sig = status.get("signal")
-            detail = (f"killed by signal {sig}" + (" (SIGKILL: out of memory?)" if sig == 9 else "")
-                      if sig else f"exited with status {status.get('rc')}")
+            detail = (
+                f"killed by signal {sig}" + (" (SIGKILL: out of memory?)" if sig == 9 else "")
+                if sig
+                else f"exited with status {status.get('rc')}"
+            )
         return PhaseResult(
-            name=name, description=description, reproduced=reproduced, evidence=evidence,
-            seconds=float(status.get("seconds", 0.0)), status=pstatus,
-            exception=result.get("exception"), exception_chain=result.get("exception_chain", []),
-            detail=detail, metrics=metrics, info=result.get("info", {}), output_tail=_tail(lines),
+            name=name,
+            description=description,
+            reproduced=reproduced,
+            evidence=evidence,
+            seconds=float(status.get("seconds", 0.0)),
+            status=pstatus,
+            exception=result.get("exception"),
+            exception_chain=result.get("exception_chain", []),
+            detail=detail,
+            metrics=metrics,
+            info=result.get("info", {}),
+            output_tail=_tail(lines),
         )
 
 
@@ -553,11 +609,24 @@ def run_probe(
     _, spec, _ = resolve(case_id)
     with ProbeSession(preload=spec.preload, on_output=on_output, on_status=on_status, python=python) as s:
         try:
-            return s.run(case_id, model=model, tiny_replica=tiny_replica, device=device,
-                         timeout=timeout, trust_remote_code=trust_remote_code, options=options)
+            return s.run(
+                case_id,
+                model=model,
+                tiny_replica=tiny_replica,
+                device=device,
+                timeout=timeout,
+                trust_remote_code=trust_remote_code,
+                options=options,
+            )
         except WorkerError as exc:
             cid, spec, _ = resolve(case_id)
             ph = PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000])
-            return ProbeResult(case_id=cid, probe=spec.id, verdict=Verdict.error, baseline=ph,
-                               treatment=PhaseResult(name="treatment"), environment=s.env,
-                               notes=[f"probe worker failed: {str(exc).splitlines()[0]}"])
+            return ProbeResult(
+                case_id=cid,
+                probe=spec.id,
+                verdict=Verdict.error,
+                baseline=ph,
+                treatment=PhaseResult(name="treatment"),
+                environment=s.env,
+                notes=[f"probe worker failed: {str(exc).splitlines()[0]}"],
+            )

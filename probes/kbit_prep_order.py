@@ -8,6 +8,8 @@ treatment  4-bit base → prepare_model_for_kbit_training → get_peft_model: ad
 
 from __future__ import annotations
 
+from typing import Any
+
 from probes._base import ctx_of, lora_targets
 
 DESCRIPTIONS = {
@@ -36,8 +38,9 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
     ctx = ctx_of(ctx)
     q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type="nf4")
-    m = AutoModelForCausalLM.from_pretrained(ctx.model_path, quantization_config=q, device_map={"": 0},
-                                             trust_remote_code=bool(ctx.get("trust_remote_code")))
+    m: Any = AutoModelForCausalLM.from_pretrained(
+        ctx.model_path, quantization_config=q, device_map={"": 0}, trust_remote_code=bool(ctx.get("trust_remote_code"))
+    )
     cfg = LoraConfig(r=8, target_modules=lora_targets(m), task_type="CAUSAL_LM")
     if phase == "baseline":
         m = get_peft_model(m, cfg)
@@ -52,5 +55,8 @@ def run_phase(phase: str, ctx: dict) -> dict:
     total = sum(p.numel() for p in m.parameters())
     print(f"trainable params: {trainable:,d} || all params: {total:,d}", flush=True)
     frozen = all(not rg for _, rg in lora)
-    return {"detected": frozen, "detail": f"{sum(rg for _, rg in lora)}/{len(lora)} LoRA tensors trainable",
-            "info": {"trainable_params": trainable}}
+    return {
+        "detected": frozen,
+        "detail": f"{sum(rg for _, rg in lora)}/{len(lora)} LoRA tensors trainable",
+        "info": {"trainable_params": trainable},
+    }

@@ -11,6 +11,8 @@ mechanism  the hook bypassed on purpose (gradient_checkpointing_enable, then
 
 from __future__ import annotations
 
+from typing import Any
+
 from probes._base import (
     Ctx,
     LMDataset,
@@ -72,9 +74,11 @@ def _trainer_path(ctx: Ctx, reentrant: bool, fix_hook: bool = False) -> None:
     model = _peft(ctx)
     if fix_hook:
         model.enable_input_require_grads()
-    args = TrainingArguments(**training_args_kwargs(
-        ctx, ctx.workdir, gradient_checkpointing=True,
-        gradient_checkpointing_kwargs={"use_reentrant": reentrant}))
+    args = TrainingArguments(
+        **training_args_kwargs(
+            ctx, ctx.workdir, gradient_checkpointing=True, gradient_checkpointing_kwargs={"use_reentrant": reentrant}
+        )
+    )
     Trainer(model=model, args=args, train_dataset=LMDataset(tok)).train()
 
 
@@ -82,7 +86,7 @@ def _grpo_path(ctx: Ctx, gc_kwargs: dict | None) -> None:
     from probes._grpo import run_grpo
 
     model = load_model(ctx)
-    over = {"gradient_checkpointing": True}
+    over: dict[str, Any] = {"gradient_checkpointing": True}
     if gc_kwargs is not None:
         over["gradient_checkpointing_kwargs"] = gc_kwargs
     run_grpo(ctx, ctx.workdir, model=model, peft_config=_lora_config(ctx, model), label="grpo", **over)
@@ -131,30 +135,53 @@ def run_phase(phase: str, ctx: dict) -> dict:
     ctx = ctx_of(ctx)
     has_trl = version_of("trl") is not None
     if phase == "baseline":
-        res = [attempt("Trainer(PeftModel, gradient_checkpointing=True, use_reentrant=True)",
-                       lambda: _trainer_path(ctx, reentrant=True))]
+        res = [
+            attempt(
+                "Trainer(PeftModel, gradient_checkpointing=True, use_reentrant=True)",
+                lambda: _trainer_path(ctx, reentrant=True),
+            )
+        ]
         if has_trl:
-            res.append(attempt("GRPOTrainer(peft_config=LoraConfig, gradient_checkpointing=True, default kwargs)",
-                               lambda: _grpo_path(ctx, None)))
+            res.append(
+                attempt(
+                    "GRPOTrainer(peft_config=LoraConfig, gradient_checkpointing=True, default kwargs)",
+                    lambda: _grpo_path(ctx, None),
+                )
+            )
         return _summarise(res)
     if phase == "treatment":
         res = [
-            attempt("Trainer(PeftModel, gradient_checkpointing=True, use_reentrant=False)",
-                    lambda: _trainer_path(ctx, reentrant=False)),
-            attempt("Trainer(PeftModel + enable_input_require_grads(), use_reentrant=True)",
-                    lambda: _trainer_path(ctx, reentrant=True, fix_hook=True)),
-            attempt("hook bypassed, then enable_input_require_grads()",
-                    lambda: _manual(ctx, bypass_hook=True, fix="enable_input_require_grads")),
-            attempt("hook bypassed, use_reentrant=False",
-                    lambda: _manual(ctx, bypass_hook=True, fix="use_reentrant=False")),
+            attempt(
+                "Trainer(PeftModel, gradient_checkpointing=True, use_reentrant=False)",
+                lambda: _trainer_path(ctx, reentrant=False),
+            ),
+            attempt(
+                "Trainer(PeftModel + enable_input_require_grads(), use_reentrant=True)",
+                lambda: _trainer_path(ctx, reentrant=True, fix_hook=True),
+            ),
+            attempt(
+                "hook bypassed, then enable_input_require_grads()",
+                lambda: _manual(ctx, bypass_hook=True, fix="enable_input_require_grads"),
+            ),
+            attempt(
+                "hook bypassed, use_reentrant=False", lambda: _manual(ctx, bypass_hook=True, fix="use_reentrant=False")
+            ),
         ]
         if has_trl:
-            res.append(attempt("GRPOTrainer(peft_config, gradient_checkpointing_kwargs={'use_reentrant': False})",
-                               lambda: _grpo_path(ctx, {"use_reentrant": False})))
+            res.append(
+                attempt(
+                    "GRPOTrainer(peft_config, gradient_checkpointing_kwargs={'use_reentrant': False})",
+                    lambda: _grpo_path(ctx, {"use_reentrant": False}),
+                )
+            )
         return _summarise(res)
     if phase == "mechanism":
-        res = [attempt("get_peft_model → gradient_checkpointing_enable(use_reentrant=True) → disable_input_require_grads()",
-                       lambda: _manual(ctx, bypass_hook=True, fix=None))]
+        res = [
+            attempt(
+                "get_peft_model → gradient_checkpointing_enable(use_reentrant=True) → disable_input_require_grads()",
+                lambda: _manual(ctx, bypass_hook=True, fix=None),
+            )
+        ]
         return _summarise(res)
     raise ValueError(f"unknown phase {phase!r}")
 
@@ -175,6 +202,5 @@ def decide(case_id: str, phases: dict, env: dict):
                 + " — this is a demonstration, not your verdict"
             )
         elif verdict is not Verdict.error:
-            notes.append("mechanism phase (hook bypassed) did not reproduce either: "
-                         f"{mech.exception or mech.detail}")
+            notes.append(f"mechanism phase (hook bypassed) did not reproduce either: {mech.exception or mech.detail}")
     return verdict, notes

@@ -35,15 +35,24 @@ def main(argv: list[str] | None = None) -> int:
             r = s.run(cid, device=a.device, timeout=a.timeout)
             ok = r.verdict.value == want
             bad += not ok
-            row = {"case": cid, "expected": want, "verdict": r.verdict.value, "ok": ok,
-                   "seconds": round(time.perf_counter() - t0, 1),
-                   "baseline": {"reproduced": r.baseline.reproduced, "evidence": r.baseline.evidence[:2],
-                                "detail": r.baseline.detail[:300]},
-                   "treatment": {"reproduced": r.treatment.reproduced, "detail": r.treatment.detail[:300]},
-                   "notes": r.notes}
+            row = {
+                "case": cid,
+                "expected": want,
+                "verdict": r.verdict.value,
+                "ok": ok,
+                "seconds": round(time.perf_counter() - t0, 1),
+                "baseline": {
+                    "reproduced": r.baseline.reproduced,
+                    "evidence": r.baseline.evidence[:2],
+                    "detail": r.baseline.detail[:300],
+                },
+                "treatment": {"reproduced": r.treatment.reproduced, "detail": r.treatment.detail[:300]},
+                "notes": r.notes,
+            }
             rows.append(row)
-            print(f"{'OK ' if ok else 'BAD'} {cid}: {r.verdict.value} (expected {want}) in {row['seconds']} s",
-                  flush=True)
+            print(
+                f"{'OK ' if ok else 'BAD'} {cid}: {r.verdict.value} (expected {want}) in {row['seconds']} s", flush=True
+            )
             for n in r.notes:
                 print(f"    • {n}", flush=True)
             if not ok:

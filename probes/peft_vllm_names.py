@@ -14,7 +14,7 @@ strip-without-merge  TRL's name rule without merging: names fit, but the adapter
 
 from __future__ import annotations
 
-from probes._base import ctx_of, load_model, load_tokenizer, lm_batch, lora_targets
+from probes._base import ctx_of, lm_batch, load_model, load_tokenizer, lora_targets
 
 DESCRIPTIONS = {
     "baseline": "raw PeftModel weight names through a vLLM-style load_weights name walk",
@@ -44,8 +44,9 @@ def vllm_name_walk(model, names) -> None:
                 mod = children[part]
                 continue
             last = i == len(parts) - 1
-            if last and (part in dict(mod.named_parameters(recurse=False))
-                         or part in dict(mod.named_buffers(recurse=False))):
+            if last and (
+                part in dict(mod.named_parameters(recurse=False)) or part in dict(mod.named_buffers(recurse=False))
+            ):
                 break
             raise ValueError(f"There is no module or parameter named '{'.'.join(prefix)}' in {root}")
 
@@ -65,8 +66,9 @@ def _setup(ctx):
     torch.manual_seed(0)
     base = load_model(ctx)
     base_names = set(base.state_dict().keys())
-    cfg = LoraConfig(r=8, lora_alpha=16, target_modules=lora_targets(base), init_lora_weights=False,
-                     task_type="CAUSAL_LM")
+    cfg = LoraConfig(
+        r=8, lora_alpha=16, target_modules=lora_targets(base), init_lora_weights=False, task_type="CAUSAL_LM"
+    )
     peft_model = get_peft_model(base, cfg)
     peft_model.eval()
     tok = load_tokenizer(ctx)
@@ -94,8 +96,11 @@ def run_phase(phase: str, ctx: dict) -> dict:
     ref = _logits(peft_model, batch)
     if phase == "baseline":
         names = list(peft_model.state_dict().keys())
-        print(f"PeftModel state_dict: {len(names)} keys, e.g. {names[:3]}; base has {len(base_names)} keys; "
-              f"{len(set(names) & base_names)} in common", flush=True)
+        print(
+            f"PeftModel state_dict: {len(names)} keys, e.g. {names[:3]}; base has {len(base_names)} keys; "
+            f"{len(set(names) & base_names)} in common",
+            flush=True,
+        )
         target = _fresh_base(ctx)
         vllm_name_walk(target, names)  # raises the vLLM-style ValueError
         return {"detected": False, "detail": "raw PeftModel names resolved in the base architecture"}
@@ -115,21 +120,28 @@ def run_phase(phase: str, ctx: dict) -> dict:
         out = _logits(target, batch)
         diff = float((out - ref).abs().max())
         after_unmerge = float((_logits(peft_model, batch) - ref).abs().max())
-        checks.append(f"merge_adapter + TRL names: names == base names: {same_names}, missing {len(missing)}, "
-                      f"unexpected {len(unexpected)}, max |logit diff| {diff:.2e}; PeftModel unchanged after "
-                      f"unmerge: {after_unmerge:.2e}")
+        checks.append(
+            f"merge_adapter + TRL names: names == base names: {same_names}, missing {len(missing)}, "
+            f"unexpected {len(unexpected)}, max |logit diff| {diff:.2e}; PeftModel unchanged after "
+            f"unmerge: {after_unmerge:.2e}"
+        )
         merged = peft_model.merge_and_unload()
         m_names = set(merged.state_dict().keys())
         diff2 = float((_logits(merged, batch) - ref).abs().max())
-        checks.append(f"merge_and_unload: {type(merged).__name__}, keys == base keys: {m_names == base_names}, "
-                      f"max |logit diff| {diff2:.2e}")
+        checks.append(
+            f"merge_and_unload: {type(merged).__name__}, keys == base keys: {m_names == base_names}, "
+            f"max |logit diff| {diff2:.2e}"
+        )
         ok = same_names and not missing and not unexpected and diff < 1e-4 and m_names == base_names and diff2 < 1e-4
         for c in checks:
             print(c, flush=True)
         if not ok:
             raise AssertionError("merged weights do not reproduce the PeftModel: " + " | ".join(checks))
-        return {"detected": False, "detail": " | ".join(checks),
-                "info": {"logit_diff_merge_adapter": diff, "logit_diff_merge_and_unload": diff2}}
+        return {
+            "detected": False,
+            "detail": " | ".join(checks),
+            "info": {"logit_diff_merge_adapter": diff, "logit_diff_merge_and_unload": diff2},
+        }
     if phase == "strip-without-merge":
         sd = {}
         for k, v in peft_model.state_dict().items():
@@ -141,8 +153,10 @@ def run_phase(phase: str, ctx: dict) -> dict:
         target.load_state_dict(sd, strict=True)
         diff = float((_logits(target, batch) - ref).abs().max())
         lost = diff > 1e-4
-        detail = (f"names == base names: {set(sd) == base_names}; max |logit diff| vs the PeftModel "
-                  f"{diff:.3g}: {'the adapter is silently dropped' if lost else 'no difference'}")
+        detail = (
+            f"names == base names: {set(sd) == base_names}; max |logit diff| vs the PeftModel "
+            f"{diff:.3g}: {'the adapter is silently dropped' if lost else 'no difference'}"
+        )
         print(detail, flush=True)
         _ = torch
         return {"detected": lost, "detail": detail, "check_matcher": False, "info": {"logit_diff": diff}}
@@ -155,7 +169,9 @@ def decide(case_id: str, phases: dict, env: dict):
     verdict, notes = default_decide(phases)
     s = phases.get("strip-without-merge")
     if s is not None and s.reproduced:
-        notes.append("stripping 'base_model.model.' / '.base_layer' and dropping lora_* without merging gives "
-                     "names vLLM accepts, but the adapter is silently lost (logits differ): merge first")
+        notes.append(
+            "stripping 'base_model.model.' / '.base_layer' and dropping lora_* without merging gives "
+            "names vLLM accepts, but the adapter is silently lost (logits differ): merge first"
+        )
     notes.append("emulated vLLM name walk (vLLM is not run here); real vLLM also fuses q/k/v below 'model.'")
     return verdict, notes

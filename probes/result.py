@@ -32,12 +32,8 @@ class PhaseResult(BaseModel):
 
     name: str
     description: str = ""
-    reproduced: bool | None = Field(
-        default=None, description="The case's symptom was found in this phase's output."
-    )
-    evidence: list[str] = Field(
-        default_factory=list, description="Symptom lines matched (same matcher as `explain`)."
-    )
+    reproduced: bool | None = Field(default=None, description="The case's symptom was found in this phase's output.")
+    evidence: list[str] = Field(default_factory=list, description="Symptom lines matched (same matcher as `explain`).")
     seconds: float = 0.0
     status: PhaseStatus = PhaseStatus.not_run
     exception: str | None = Field(default=None, description="'Type: message' of the top error.")

@@ -67,13 +67,16 @@ def read_config(path: Path) -> dict[str, str | int | float | bool]:
     return out
 
 
-def build_run_spec(log_settings: dict | None = None, config: Path | None = None,
-                   sets: dict[str, str] | None = None) -> RunSpec:
+def build_run_spec(
+    log_settings: dict | None = None, config: Path | None = None, sets: dict[str, str] | None = None
+) -> RunSpec:
     """Merge the three sources (later ones win: log < config < --set)."""
     spec = RunSpec()
-    layers: list[tuple[Source, dict]] = [("log", log_settings or {}),
-                                         ("config", read_config(config) if config else {}),
-                                         ("--set", sets or {})]
+    layers: list[tuple[Source, dict]] = [
+        ("log", log_settings or {}),
+        ("config", read_config(config) if config else {}),
+        ("--set", sets or {}),
+    ]
     for source, values in layers:
         for key, value in values.items():
             spec.settings[key] = value

@@ -23,8 +23,23 @@ FALLBACK_SYMPTOMS = {
     }
 }
 
-_ATTN_HINTS = ("q_proj", "k_proj", "v_proj", "o_proj", "query_key_value", "c_attn", "W_pack", "wqkv",
-               "qkv_proj", "query", "key", "value", "Wqkv", "q_a_proj", "kv_a_proj_with_mqa")
+_ATTN_HINTS = (
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "query_key_value",
+    "c_attn",
+    "W_pack",
+    "wqkv",
+    "qkv_proj",
+    "query",
+    "key",
+    "value",
+    "Wqkv",
+    "q_a_proj",
+    "kv_a_proj_with_mqa",
+)
 
 
 def _meta_model(ctx):
@@ -43,7 +58,7 @@ def linear_names(model) -> dict[str, int]:
     """Leaf name -> count of nn.Linear (and Conv1D) modules, output head excluded."""
     import torch
 
-    kinds = (torch.nn.Linear,)
+    kinds: tuple[type, ...] = (torch.nn.Linear,)
     try:
         from transformers.pytorch_utils import Conv1D
 
@@ -74,8 +89,13 @@ def run_phase(phase: str, ctx: dict) -> dict:
     wanted = (ctx.get("options") or {}).get("target_modules") or "q_proj,v_proj"
     wanted_list = [w.strip() for w in str(wanted).split(",") if w.strip()]
     suggestion = suggest(names)
-    info = {"architecture": type(model).__name__, "linear_modules": names, "requested": wanted_list,
-            "suggested_target_modules": suggestion, "alternative": "target_modules='all-linear'"}
+    info = {
+        "architecture": type(model).__name__,
+        "linear_modules": names,
+        "requested": wanted_list,
+        "suggested_target_modules": suggestion,
+        "alternative": "target_modules='all-linear'",
+    }
     targets = wanted_list if phase == "baseline" else suggestion
     pm = get_peft_model(model, LoraConfig(r=8, target_modules=targets, task_type="CAUSAL_LM"))
     n = sum(1 for k, _ in pm.named_parameters() if "lora_A" in k)
@@ -90,6 +110,8 @@ def decide(case_id: str, phases: dict, env: dict):
     verdict, notes = default_decide(phases, "not reproduced: your target_modules exist in this architecture")
     info = phases["treatment"].info or phases["baseline"].info
     if info:
-        notes.append(f"{info.get('architecture')}: linear layers {sorted(info.get('linear_modules', {}))}; "
-                     f"suggested target_modules={info.get('suggested_target_modules')} (or 'all-linear')")
+        notes.append(
+            f"{info.get('architecture')}: linear layers {sorted(info.get('linear_modules', {}))}; "
+            f"suggested target_modules={info.get('suggested_target_modules')} (or 'all-linear')"
+        )
     return verdict, notes

@@ -93,7 +93,7 @@ def _small_dims(cfg, *, hidden: int = 64, layers: int = 2, heads: int = 4, kv_he
                     setattr(c, name, value)
                 except Exception:  # noqa: BLE001 - some configs expose read-only properties
                     pass
-        if hasattr(c, "layer_types") and isinstance(getattr(c, "layer_types"), list):
+        if hasattr(c, "layer_types") and isinstance(c.layer_types, list):
             c.layer_types = list(c.layer_types[:layers]) or None
     return cfg
 
@@ -119,10 +119,11 @@ def build_tiny(outdir: str | os.PathLike, arch: str = "qwen2", hidden: int = 64,
         pad_token_id=tok.pad_token_id,
         bos_token_id=None,
     )
+    C: type
     if arch == "qwen2":
         from transformers import Qwen2Config as C
     elif arch == "llama":
-        from transformers import LlamaConfig as C
+        from transformers import LlamaConfig as C  # type: ignore[assignment]
     else:
         raise ValueError(f"unknown arch {arch!r} (qwen2 or llama)")
     cfg = C(**common)

@@ -23,11 +23,20 @@ DESCRIPTIONS = {
 }
 
 FALLBACK_SYMPTOMS = {
-    PAD: {"exceptions": ["ValueError"],
-          "messages": [{"pattern": "Asking to pad but the tokenizer does not have a padding token"}]},
-    CHAT: {"exceptions": ["ValueError"],
-           "messages": [{"pattern": r"Cannot use (chat template functions|apply_chat_template\(\)) because "
-                                    r"tokenizer\.chat_template is not set", "kind": "regex"}]},
+    PAD: {
+        "exceptions": ["ValueError"],
+        "messages": [{"pattern": "Asking to pad but the tokenizer does not have a padding token"}],
+    },
+    CHAT: {
+        "exceptions": ["ValueError"],
+        "messages": [
+            {
+                "pattern": r"Cannot use (chat template functions|apply_chat_template\(\)) because "
+                r"tokenizer\.chat_template is not set",
+                "kind": "regex",
+            }
+        ],
+    },
 }
 
 CHATML = (
@@ -38,9 +47,9 @@ CHATML = (
 
 NOTES = {
     PAD: "fix: tokenizer.pad_token = tokenizer.eos_token (and model.config.pad_token_id = "
-         "tokenizer.pad_token_id for reward models), pass it as processing_class",
+    "tokenizer.pad_token_id for reward models), pass it as processing_class",
     CHAT: "fix: use the instruct model's tokenizer/chat_template, set tokenizer.chat_template, or use "
-          "plain-string prompts for a base model",
+    "plain-string prompts for a base model",
 }
 
 
@@ -48,16 +57,22 @@ def run_phase(phase: str, ctx: dict) -> dict:
     ctx = ctx_of(ctx)
     case = ctx.get("case_id") or PAD
     tok = load_tokenizer(ctx)
-    info = {"tokenizer_class": type(tok).__name__, "pad_token": tok.pad_token, "eos_token": tok.eos_token,
-            "has_chat_template": bool(getattr(tok, "chat_template", None))}
+    info = {
+        "tokenizer_class": type(tok).__name__,
+        "pad_token": tok.pad_token,
+        "eos_token": tok.eos_token,
+        "has_chat_template": bool(getattr(tok, "chat_template", None)),
+    }
     print(f"tokenizer {info}", flush=True)
     if case == PAD:
         if phase == "treatment" and tok.pad_token is None:
             tok.pad_token = tok.eos_token
             print(f"set pad_token = eos_token ({tok.eos_token!r})", flush=True)
-        enc = tok(["a short prompt", "a somewhat longer prompt than the first"], padding=True,
-                  padding_side="left") if _accepts_padding_side(tok) else tok(
-            ["a short prompt", "a somewhat longer prompt than the first"], padding=True)
+        enc = (
+            tok(["a short prompt", "a somewhat longer prompt than the first"], padding=True, padding_side="left")
+            if _accepts_padding_side(tok)
+            else tok(["a short prompt", "a somewhat longer prompt than the first"], padding=True)
+        )
         detail = f"padded batch of 2 to length {len(enc['input_ids'][0])} with pad_token {tok.pad_token!r}"
         print(detail, flush=True)
         return {"detail": detail, "info": info}
@@ -65,8 +80,9 @@ def run_phase(phase: str, ctx: dict) -> dict:
         if phase == "treatment" and not getattr(tok, "chat_template", None):
             tok.chat_template = CHATML
             print("set a ChatML chat_template", flush=True)
-        text = tok.apply_chat_template([{"role": "user", "content": "What is 2 + 2?"}], tokenize=False,
-                                       add_generation_prompt=True)
+        text = tok.apply_chat_template(
+            [{"role": "user", "content": "What is 2 + 2?"}], tokenize=False, add_generation_prompt=True
+        )
         detail = f"chat template renders: {text[:120]!r}"
         print(detail, flush=True)
         return {"detail": detail, "info": info}

@@ -30,8 +30,16 @@ from probes._base import exc_chain
 SENTINEL = "\x1e@@trl-help-probe@@"
 
 VERSION_PACKAGES = (
-    "torch", "transformers", "trl", "peft", "accelerate", "datasets", "deepspeed",
-    "bitsandbytes", "vllm", "tokenizers",
+    "torch",
+    "transformers",
+    "trl",
+    "peft",
+    "accelerate",
+    "datasets",
+    "deepspeed",
+    "bitsandbytes",
+    "vllm",
+    "tokenizers",
 )
 
 

@@ -1,6 +1,6 @@
 """Validate the given case files (schema + fixtures + related ids that exist so far).
 
-    .venv/bin/python scripts/check_cases.py kb/cases/a.yaml kb/cases/b.yaml
+.venv/bin/python scripts/check_cases.py kb/cases/a.yaml kb/cases/b.yaml
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from assistant.kb.load import load_case_file  # noqa: E402
 from probes.registry import probe_ids  # noqa: E402
 
 ALL_IDS = {
-    json.loads(line)["case_id"]
-    for line in (ROOT.parent / "shared/research/cases.jsonl").read_text().splitlines()
+    json.loads(line)["case_id"] for line in (ROOT.parent / "shared/research/cases.jsonl").read_text().splitlines()
 }
 
 bad = 0
@@ -42,7 +41,9 @@ for arg in sys.argv[1:]:
         for fx in case.fixtures.positive:
             text = fx.text or (ROOT / "kb/fixtures" / case.id / fx.file).read_text()
             if pats and not any(p.search(text) for p in pats):
-                msgs.append(f"{path}: note: positive {fx.file or 'inline'} hits no symptom pattern (ok only if it is a bare title / metrics table)")
+                msgs.append(
+                    f"{path}: note: positive {fx.file or 'inline'} hits no symptom pattern (ok only if it is a bare title / metrics table)"
+                )
         for fx in case.fixtures.negative:
             text = fx.text or ""
             if any(p.search(text) for p in [p.compiled() for p in case.symptoms.messages]):

@@ -13,16 +13,48 @@ import os
 import sys
 
 VARIANTS = (
-    "sft", "sft-info", "sft-lora", "sft-lora-gc", "sft-gc-reentrant-lora", "sft-packing", "sft-messages",
-    "sft-completion-only", "sft-eval", "sft-epochs", "dpo", "dpo-lora", "dpo-info", "dpo-ipo",
-    "grpo", "grpo-lora", "grpo-info", "grpo-loss-grpo", "grpo-dr-grpo", "grpo-bnpo", "grpo-beta",
-    "grpo-format-reward-1", "grpo-two-rewards", "grpo-gen8", "grpo-iterations", "grpo-scale-none",
-    "kto", "reward", "trainer-clm", "trainer-clm-info", "sft-map-bars",
+    "sft",
+    "sft-info",
+    "sft-lora",
+    "sft-lora-gc",
+    "sft-gc-reentrant-lora",
+    "sft-packing",
+    "sft-messages",
+    "sft-completion-only",
+    "sft-eval",
+    "sft-epochs",
+    "dpo",
+    "dpo-lora",
+    "dpo-info",
+    "dpo-ipo",
+    "grpo",
+    "grpo-lora",
+    "grpo-info",
+    "grpo-loss-grpo",
+    "grpo-dr-grpo",
+    "grpo-bnpo",
+    "grpo-beta",
+    "grpo-format-reward-1",
+    "grpo-two-rewards",
+    "grpo-gen8",
+    "grpo-iterations",
+    "grpo-scale-none",
+    "kto",
+    "reward",
+    "trainer-clm",
+    "trainer-clm-info",
+    "sft-map-bars",
 )
 
 PROMPTS = [
-    "What is 2 + 2?", "Name a colour.", "Say hello.", "Write a short poem.",
-    "What is the capital of France?", "Count to three.", "Give me a number.", "Describe a cat.",
+    "What is 2 + 2?",
+    "Name a colour.",
+    "Say hello.",
+    "Write a short poem.",
+    "What is the capital of France?",
+    "Count to three.",
+    "Give me a number.",
+    "Describe a cat.",
 ]
 
 
@@ -33,8 +65,17 @@ def _lora(**kw):
 
 
 def _common(workdir: str, info: bool, **kw):
-    args = dict(output_dir=workdir, max_steps=4, per_device_train_batch_size=2, logging_steps=1,
-                report_to="none", save_strategy="no", use_cpu=True, learning_rate=1e-4, seed=0)
+    args = dict(
+        output_dir=workdir,
+        max_steps=4,
+        per_device_train_batch_size=2,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        learning_rate=1e-4,
+        seed=0,
+    )
     if info:
         args["log_level"] = "info"
     args.update(kw)
@@ -57,8 +98,17 @@ def warmup(model_dir: str, out_dir: str) -> None:
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     ds = Dataset.from_dict({"prompt": PROMPTS * 8, "completion": [" Yes."] * 64})
-    cfg = SFTConfig(output_dir=out_dir, max_steps=20, per_device_train_batch_size=8, learning_rate=5e-3,
-                    report_to="none", save_strategy="no", use_cpu=True, disable_tqdm=True, logging_strategy="no")
+    cfg = SFTConfig(
+        output_dir=out_dir,
+        max_steps=20,
+        per_device_train_batch_size=8,
+        learning_rate=5e-3,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+        logging_strategy="no",
+    )
     SFTTrainer(model=model, args=cfg, train_dataset=ds, processing_class=tok).train()
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
@@ -90,9 +140,14 @@ def run(variant: str, model_dir: str, workdir: str) -> None:
         elif variant == "sft-packing":
             extra = dict(packing=True, max_length=32)
         elif variant == "sft-messages":
-            ds = Dataset.from_dict({"messages": [[{"role": "user", "content": p},
-                                                  {"role": "assistant", "content": f"Answer {i}."}]
-                                                 for i, p in enumerate(PROMPTS * 2)]})
+            ds = Dataset.from_dict(
+                {
+                    "messages": [
+                        [{"role": "user", "content": p}, {"role": "assistant", "content": f"Answer {i}."}]
+                        for i, p in enumerate(PROMPTS * 2)
+                    ]
+                }
+            )
         elif variant == "sft-completion-only":
             ds = Dataset.from_dict({"prompt": PROMPTS * 2, "completion": [f" Answer {i}." for i in range(16)]})
         elif variant == "sft-eval":
@@ -109,14 +164,18 @@ def run(variant: str, model_dir: str, workdir: str) -> None:
     elif variant.startswith("dpo"):
         from trl import DPOConfig, DPOTrainer
 
-        ds = Dataset.from_dict({"prompt": PROMPTS * 2, "chosen": [" Yes, gladly."] * 16,
-                                "rejected": [" No."] * 16})
+        ds = Dataset.from_dict({"prompt": PROMPTS * 2, "chosen": [" Yes, gladly."] * 16, "rejected": [" No."] * 16})
         extra = dict(max_length=64)
         if variant == "dpo-ipo":
             extra["loss_type"] = "ipo"
         cfg = DPOConfig(**_common(workdir, info, **extra))
-        DPOTrainer(model=model, args=cfg, train_dataset=ds, processing_class=tok,
-                   peft_config=_lora() if variant == "dpo-lora" else None).train()
+        DPOTrainer(
+            model=model,
+            args=cfg,
+            train_dataset=ds,
+            processing_class=tok,
+            peft_config=_lora() if variant == "dpo-lora" else None,
+        ).train()
     elif variant.startswith("grpo"):
         from trl import GRPOConfig, GRPOTrainer
 
@@ -147,14 +206,18 @@ def run(variant: str, model_dir: str, workdir: str) -> None:
         elif variant == "grpo-scale-none":
             extra["scale_rewards"] = "none"
         cfg = GRPOConfig(**_common(workdir, info, **extra))
-        GRPOTrainer(model=model, reward_funcs=rewards, args=cfg, processing_class=tok,
-                    train_dataset=Dataset.from_dict({"prompt": PROMPTS}),
-                    peft_config=_lora() if variant == "grpo-lora" else None).train()
+        GRPOTrainer(
+            model=model,
+            reward_funcs=rewards,
+            args=cfg,
+            processing_class=tok,
+            train_dataset=Dataset.from_dict({"prompt": PROMPTS}),
+            peft_config=_lora() if variant == "grpo-lora" else None,
+        ).train()
     elif variant == "kto":
         from trl.experimental.kto import KTOConfig, KTOTrainer
 
-        ds = Dataset.from_dict({"prompt": PROMPTS * 2, "completion": [" Yes.", " No."] * 8,
-                                "label": [True, False] * 8})
+        ds = Dataset.from_dict({"prompt": PROMPTS * 2, "completion": [" Yes.", " No."] * 8, "label": [True, False] * 8})
         cfg = KTOConfig(**_common(workdir, info, max_length=64))
         KTOTrainer(model=model, args=cfg, train_dataset=ds, processing_class=tok).train()
     elif variant == "reward":
@@ -164,14 +227,19 @@ def run(variant: str, model_dir: str, workdir: str) -> None:
         rm = AutoModelForSequenceClassification.from_pretrained(model_dir, num_labels=1)
         rm.config.pad_token_id = tok.pad_token_id
         ds = Dataset.from_dict({"chosen": [t + " Good." for t in texts], "rejected": [t + " Bad." for t in texts]})
-        RewardTrainer(model=rm, args=RewardConfig(**_common(workdir, info, max_length=64)),
-                      train_dataset=ds, processing_class=tok).train()
+        RewardTrainer(
+            model=rm, args=RewardConfig(**_common(workdir, info, max_length=64)), train_dataset=ds, processing_class=tok
+        ).train()
     elif variant.startswith("trainer-clm"):
         from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
         ds = Dataset.from_dict({"text": texts}).map(lambda x: tok(x["text"]), remove_columns=["text"])
-        Trainer(model=model, args=TrainingArguments(**_common(workdir, info)), train_dataset=ds,
-                data_collator=DataCollatorForLanguageModeling(tok, mlm=False)).train()
+        Trainer(
+            model=model,
+            args=TrainingArguments(**_common(workdir, info)),
+            train_dataset=ds,
+            data_collator=DataCollatorForLanguageModeling(tok, mlm=False),
+        ).train()
     else:
         raise SystemExit(f"unknown variant {variant!r}; one of: {', '.join(VARIANTS)}")
 

@@ -33,7 +33,9 @@ def _env() -> dict[str, str]:
 def _save(name: str, out: bytes) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     # a user's paths, not this machine's
-    text = out.decode("utf-8", "replace").replace(sys.prefix, "/home/user/venv").replace(str(ROOT), "/home/user/project")
+    text = (
+        out.decode("utf-8", "replace").replace(sys.prefix, "/home/user/venv").replace(str(ROOT), "/home/user/project")
+    )
     if len(text) > MAX_BYTES:
         text = text[: MAX_BYTES // 2] + "\n" + text[-MAX_BYTES // 2 :]
     (OUT / f"{name}.log").write_text(text, encoding="utf-8")
@@ -48,8 +50,18 @@ def run_variant(variant: str, model_dir: Path, work: Path) -> int:
 
 
 def run_ddp(variant: str, model_dir: Path, work: Path) -> int:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--tee", "3",
-           str(ROOT / "scripts" / "healthy_run.py"), variant, str(model_dir), str(work / f"ddp-{variant}")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        "--tee",
+        "3",
+        str(ROOT / "scripts" / "healthy_run.py"),
+        variant,
+        str(model_dir),
+        str(work / f"ddp-{variant}"),
+    ]
     env = _env() | {"ACCELERATE_USE_CPU": "1"}
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=900)
     if res.returncode == 0:
@@ -70,9 +82,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="trl-help-logs-") as tmp:
         work = Path(tmp)
         model_dir = work / "model-eos"
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "healthy_run.py"), "warmup",
-                        str(build_tiny(work / "model")), str(model_dir)],
-                       env=_env(), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "healthy_run.py"),
+                "warmup",
+                str(build_tiny(work / "model")),
+                str(model_dir),
+            ],
+            env=_env(),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         failed = []
         for v in args.variants:
             rc = run_variant(v, model_dir, work)

@@ -30,8 +30,9 @@ def packages_in_kb() -> list[str]:
 
 def index_url() -> str:
     """pip's configured index (PEP 691 simple API), else pip's default one."""
-    out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
-                         capture_output=True, text=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "get", "global.index-url"], capture_output=True, text=True
+    ).stdout.strip()
     if out.startswith("http"):
         return out.rstrip("/") + "/"
     from pip._internal.models.index import PyPI
@@ -42,8 +43,7 @@ def index_url() -> str:
 def released(name: str) -> list[str]:
     """Every version the index has files for, yanked ones included (a fix can land in a release
     that was later yanked; `pip index versions` hides those)."""
-    req = urllib.request.Request(f"{index_url()}{name}/",
-                                 headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    req = urllib.request.Request(f"{index_url()}{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(req, timeout=60) as resp:
         return list(json.load(resp)["versions"])
 
@@ -56,8 +56,9 @@ def main() -> int:
             packages[name] = released(name)
         except (OSError, KeyError, ValueError) as exc:
             print(f"{name}: kept the old list ({exc})", file=sys.stderr)
-    OUT.write_text(json.dumps({"refreshed": date.today().isoformat(), "packages": packages},
-                              indent=1, sort_keys=True) + "\n")
+    OUT.write_text(
+        json.dumps({"refreshed": date.today().isoformat(), "packages": packages}, indent=1, sort_keys=True) + "\n"
+    )
     print(f"wrote {OUT} ({len(packages)} packages)")
     return 0
 

@@ -39,8 +39,15 @@ def tiny_gpt2(out: Path) -> Path:
 
     out.mkdir(parents=True, exist_ok=True)
     tok = build_tokenizer()
-    cfg = GPT2Config(vocab_size=len(tok), n_embd=64, n_layer=2, n_head=4, n_positions=128,
-                     eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id)
+    cfg = GPT2Config(
+        vocab_size=len(tok),
+        n_embd=64,
+        n_layer=2,
+        n_head=4,
+        n_positions=128,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=tok.eos_token_id,
+    )
     GPT2LMHeadModel(cfg).save_pretrained(out)
     tok.save_pretrained(out)
     return out

@@ -38,9 +38,16 @@ def test_a_held_build_lock_is_waited_for_with_a_notice_then_an_error(tmp_path, m
     from assistant.match import index
 
     lock = tmp_path / ".index.lock"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom filelock import FileLock\n"
-                               f"held = FileLock({str(lock)!r}); held.acquire(); print('held', flush=True); time.sleep(120)"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom filelock import FileLock\n"
+            f"held = FileLock({str(lock)!r}); held.acquire(); print('held', flush=True); time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         monkeypatch.setattr(index, "LOCK_WAIT_S", 1.0)

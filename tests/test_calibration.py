@@ -34,7 +34,9 @@ def test_high_band_starts_where_measured_precision_reaches_the_target():
 
 
 def test_reliability_counts_abstentions_as_right_when_the_top_was_wrong():
-    rows = dict((b, (n, x)) for b, n, x in reliability([("high", True), ("high", False), ("low", False), ("low", True)]))
+    rows = dict(
+        (b, (n, x)) for b, n, x in reliability([("high", True), ("high", False), ("low", False), ("low", True)])
+    )
     assert rows["high"] == (2, 0.5)
     assert rows["low"] == (2, 0.5)
     assert rows["medium"] == (0, None)

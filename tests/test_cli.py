@@ -28,9 +28,13 @@ def test_help_and_version_import_nothing_heavy():
     assert "HEAVY []" in out
 
 
-@pytest.mark.parametrize("content,expect", [
-    (b"", "empty"), (b"\x00\xff\x00\x01" * 64, "binary"),
-])
+@pytest.mark.parametrize(
+    "content,expect",
+    [
+        (b"", "empty"),
+        (b"\x00\xff\x00\x01" * 64, "binary"),
+    ],
+)
 @pytest.mark.parametrize("command", ["parse", "explain"])
 def test_unusable_file_one_line_exit_2(tmp_path, content, expect, command):
     f = tmp_path / "log.txt"

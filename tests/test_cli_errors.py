@@ -12,20 +12,29 @@ import pytest
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     import os
 
-    return subprocess.run([sys.executable, "-m", "assistant.cli.main", *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ("explain", "/nonexistent.log"),
-    ("parse", "/nonexistent.log"),
-    ("triage", "/nonexistent.json"),
-    ("kb", "show", "no-such-case"),
-    ("kb", "list", "--kb", "/nonexistent"),
-    ("kb", "validate", "/nonexistent"),
-    ("probe", "no-such-case"),
-    ("explain", "examples/grpo-zero3-multirank.log", "--top", "0"),
-], ids=lambda a: "-".join(a[:2]))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("explain", "/nonexistent.log"),
+        ("parse", "/nonexistent.log"),
+        ("triage", "/nonexistent.json"),
+        ("kb", "show", "no-such-case"),
+        ("kb", "list", "--kb", "/nonexistent"),
+        ("kb", "validate", "/nonexistent"),
+        ("probe", "no-such-case"),
+        ("explain", "examples/grpo-zero3-multirank.log", "--top", "0"),
+    ],
+    ids=lambda a: "-".join(a[:2]),
+)
 def test_usage_errors_are_one_line_and_exit_2(args):
     res = _cli(*args)
     assert res.returncode == 2, res.stderr
@@ -52,6 +61,9 @@ def test_no_command_module_imports_usage_error_from_main():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    offenders = [str(p) for p in (root / "assistant").rglob("*.py")
-                 if "from assistant.cli.main import UsageError" in p.read_text()]
+    offenders = [
+        str(p)
+        for p in (root / "assistant").rglob("*.py")
+        if "from assistant.cli.main import UsageError" in p.read_text()
+    ]
     assert offenders == []

@@ -48,8 +48,9 @@ def test_validate_names_a_pattern_that_fires_on_a_healthy_log(tmp_path):
 def test_bundled_patterns_stay_off_healthy_logs(kb):
     logs = healthy_logs(Path(KB_ROOT))
     assert logs
-    assert {cid: patterns_firing_on_healthy(c, logs) for cid, c in kb.cases.items()
-            if patterns_firing_on_healthy(c, logs)} == {}
+    assert {
+        cid: patterns_firing_on_healthy(c, logs) for cid, c in kb.cases.items() if patterns_firing_on_healthy(c, logs)
+    } == {}
 
 
 def _bury(report: str, log: str) -> str:

@@ -16,19 +16,31 @@ from assistant.parse import parse_text
 from assistant.parse.clean import strip_controls, valid_unicode
 from assistant.report.safe_markdown import code_span, plain
 
-TRACEBACK = ('Traceback (most recent call last):\n  File "train.py", line 1, in <module>\n'
-             "KeyError: 'prompt' {payload}\n")
+TRACEBACK = (
+    "Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\nKeyError: 'prompt' {payload}\n"
+)
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assistant.cli.main", *args], input=stdin,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
 
 
-@pytest.mark.parametrize("seq", [
-    "\x1b]0;pwned\x1b\\", "\x1b]52;c;ZWNobyBoaQ==\x07", "\x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\",
-    "\x1bc", "\x1bPq#0;2;0;0;0\x1b\\", "\x9b2J", "\x9d0;t\x9c", "\x07\x08",
-], ids=["osc-st", "osc52", "osc8", "esc-c", "dcs", "c1-csi", "c1-osc", "c0"])
+@pytest.mark.parametrize(
+    "seq",
+    [
+        "\x1b]0;pwned\x1b\\",
+        "\x1b]52;c;ZWNobyBoaQ==\x07",
+        "\x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\",
+        "\x1bc",
+        "\x1bPq#0;2;0;0;0\x1b\\",
+        "\x9b2J",
+        "\x9d0;t\x9c",
+        "\x07\x08",
+    ],
+    ids=["osc-st", "osc52", "osc8", "esc-c", "dcs", "c1-csi", "c1-osc", "c0"],
+)
 def test_control_sequences_never_reach_the_report(seq):
     report = parse_text(TRACEBACK.format(payload=seq))
     assert report.primary is not None
@@ -47,7 +59,7 @@ def test_markdown_keeps_user_text_inert():
     payload = "`</details><img src=x> @team [x](https://evil.example)"
     span = code_span(f"KeyError: {payload}")
     fence = re.match(r"`+", span).group()
-    inner = span[len(fence):-len(fence)]
+    inner = span[len(fence) : -len(fence)]
     assert span.endswith(fence) and payload in inner
     assert max(len(r) for r in re.findall(r"`+", inner)) < len(fence)
     prose = plain(payload + " | next")
@@ -72,8 +84,20 @@ def _issues(tmp_path, rows) -> str:
 
 def test_lone_surrogate_does_not_sink_the_batch(tmp_path):
     assert valid_unicode("a\ud83db") == "a\ufffdb"
-    rows = [{"number": 1, "title": "crash \ud83d", "body": "RuntimeError: boom \ud83d", "url": "https://github.com/o/r/issues/1"},
-            {"number": 2, "title": "KeyError", "body": TRACEBACK.format(payload=""), "url": "https://github.com/o/r/issues/2"}]
+    rows = [
+        {
+            "number": 1,
+            "title": "crash \ud83d",
+            "body": "RuntimeError: boom \ud83d",
+            "url": "https://github.com/o/r/issues/1",
+        },
+        {
+            "number": 2,
+            "title": "KeyError",
+            "body": TRACEBACK.format(payload=""),
+            "url": "https://github.com/o/r/issues/2",
+        },
+    ]
     res = _cli("triage", _issues(tmp_path, rows), "--format", "json")
     assert res.returncode == 0, res.stderr[-500:]
     out = json.loads(res.stdout)
@@ -81,8 +105,14 @@ def test_lone_surrogate_does_not_sink_the_batch(tmp_path):
 
 
 def test_csv_cells_cannot_be_formulas(tmp_path):
-    rows = [{"number": 7, "title": '=HYPERLINK("https://evil.example","x")', "body": "@SUM(1)",
-             "url": "https://github.com/o/r/issues/7"}]
+    rows = [
+        {
+            "number": 7,
+            "title": '=HYPERLINK("https://evil.example","x")',
+            "body": "@SUM(1)",
+            "url": "https://github.com/o/r/issues/7",
+        }
+    ]
     res = _cli("triage", _issues(tmp_path, rows), "--format", "csv")
     assert res.returncode == 0
     for row in csv.reader(io.StringIO(res.stdout)):
@@ -94,8 +124,11 @@ def test_strip_controls_keeps_text_and_layout():
 
 
 def test_explain_into_head_exits_quietly():
-    proc = subprocess.Popen([sys.executable, "-m", "assistant.cli.main", "explain", "examples/grpo-zero3-multirank.log"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant.cli.main", "explain", "examples/grpo-zero3-multirank.log"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None
     proc.stdout.readline()
     proc.stdout.close()  # the reader goes away, as `| head -1` does

@@ -32,8 +32,12 @@ def test_concurrent_builds_share_one_index_and_kb_change_rebuilds(tmp_path):
     root = _kb(tmp_path)
     cache = tmp_path / "cache"
     env = {**os.environ, "TRL_HELP_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
-    procs = [subprocess.Popen([sys.executable, "-c", BUILD, str(root)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", BUILD, str(root)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     assert all("DOCS 5" in o for o, _ in outs)  # title, symptoms, 3 fixtures

@@ -53,16 +53,31 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     [
         (lambda s: s.replace("symptoms:\n", "symptoms: [\n", 1), "line"),
         (lambda s: s.replace("cause: >-", "causes: >-", 1), "cause"),
-        (lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(element 0', 1), "symptoms.messages.0"),
+        (
+            lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(element 0', 1),
+            "symptoms.messages.0",
+        ),
         (lambda s: s.replace("probe: lora-gradient-checkpointing-no-grad", "probe: no-such-probe"), "probe"),
-        (lambda s: s.replace("- {type: fix, url: \"https://", "- {type: fix, url: \"htps:/"), "references.4.url"),
+        (lambda s: s.replace('- {type: fix, url: "https://', '- {type: fix, url: "htps:/'), "references.4.url"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "zero"'), "affected.0.ranges.0"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.22.7"'), "affected.0.ranges.0.fixed"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.23.0"'), "affected.0.ranges.0.fixed"),
-        (lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(a+)+$|element 0', 1), "symptoms.messages.0"),
+        (
+            lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(a+)+$|element 0', 1),
+            "symptoms.messages.0",
+        ),
     ],
-    ids=["bad-yaml", "missing-field", "bad-regex", "unknown-probe", "bad-url", "bad-version", "unreleased-version",
-         "unsourced-bound", "nested-quantifier"],
+    ids=[
+        "bad-yaml",
+        "missing-field",
+        "bad-regex",
+        "unknown-probe",
+        "bad-url",
+        "bad-version",
+        "unreleased-version",
+        "unsourced-bound",
+        "nested-quantifier",
+    ],
 )
 def test_malformed_case_gives_one_line_naming_file_and_field(tmp_path, edit, field):
     root = _kb_copy(tmp_path)
@@ -99,11 +114,20 @@ def test_kb_list_and_show():
     assert res.returncode == 2 and res.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("pattern,nested", [
-    (r"(a+)+$", True), (r"(\w*\s?)*x", True), (r"(x{1,9})+", True), (r"(?:ab|c+)*d", True),
-    (r"\w*reward\w*\(\) missing", False), (r"(a|b)+", False), (r"(abc)+", False),
-    (r"(?s)(peft|adapter).{0,4000}?Cannot copy", False), (r"(\d+){2}", False),
-])
+@pytest.mark.parametrize(
+    "pattern,nested",
+    [
+        (r"(a+)+$", True),
+        (r"(\w*\s?)*x", True),
+        (r"(x{1,9})+", True),
+        (r"(?:ab|c+)*d", True),
+        (r"\w*reward\w*\(\) missing", False),
+        (r"(a|b)+", False),
+        (r"(abc)+", False),
+        (r"(?s)(peft|adapter).{0,4000}?Cannot copy", False),
+        (r"(\d+){2}", False),
+    ],
+)
 def test_nested_quantifier_detection(pattern, nested):
     from assistant.kb.regex_safety import nested_quantifier
 

@@ -16,8 +16,10 @@ from tests.conftest import ROOT, oos_reports, shared_reports
 def test_onnx_query_encoder_agrees_with_sentence_transformers(matcher):
     from assistant.match.encoder import STEncoder
 
-    texts = ["RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
-             "AttributeError: 'Qwen2ForCausalLM' object has no attribute 'optimizer'"]
+    texts = [
+        "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+        "AttributeError: 'Qwen2ForCausalLM' object has no attribute 'optimizer'",
+    ]
     a = STEncoder().encode(texts)
     b = matcher.encoder.encode(texts)
     assert np.all((a * b).sum(1) > 0.999)
@@ -26,8 +28,12 @@ def test_onnx_query_encoder_agrees_with_sentence_transformers(matcher):
 def test_eval_command_cross_validated_targets():
     """`trl-help eval`: weights fitted on 4/5 of the cases, scored on the held-out fifth (never
     in-sample), with the naive baselines from the same run."""
-    res = subprocess.run([sys.executable, "-m", "assistant.cli.main", "eval", "--format", "json"],
-                         capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "eval", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     d = json.loads(res.stdout)
     cv, bm, de = d["cross_validated"], d["baseline_bm25"], d["baseline_dense"]
@@ -38,8 +44,15 @@ def test_eval_command_cross_validated_targets():
     assert cv["oos_abstained"] >= 0.70 and cv["in_kb_matched"] >= 0.85
 
 
-@pytest.mark.parametrize("case_id", ["grpo-zero3-unwrapped-model-no-optimizer", "ddp-reentrant-gc-mark-ready-twice",
-                                     "lora-gradient-checkpointing-no-grad", "peft-vllm-base-model-weight-names"])
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "grpo-zero3-unwrapped-model-no-optimizer",
+        "ddp-reentrant-gc-mark-ready-twice",
+        "lora-gradient-checkpointing-no-grad",
+        "peft-vllm-base-model-weight-names",
+    ],
+)
 def test_flagship_reports_rank_first(matcher, case_id):
     for cid, text in shared_reports():
         if cid == case_id:
@@ -52,13 +65,15 @@ def _noisy_multirank(text: str) -> str:
     for i in range(200):
         out.append(f"[rank1]: [INFO] step {i} tokens/s=1234.5\r\x1b[32m  {i % 100}%|#####     |\x1b[0m")
     out += [f"[rank0]: {ln}" for ln in text.splitlines()]
-    out += ["[rank1]: torch.distributed.DistBackendError: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for 1800087 milliseconds before timing out."]
+    out += [
+        "[rank1]: torch.distributed.DistBackendError: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for 1800087 milliseconds before timing out."
+    ]
     return "\n".join(out)
 
 
 def test_noisy_multirank_log_ranks_like_the_bare_report(matcher):
     same = total = 0
-    for cid, text in shared_reports():
+    for _cid, text in shared_reports():
         bare = parse_text(text)
         if bare.primary is None or not bare.primary.frames:
             continue
@@ -83,8 +98,11 @@ def test_text_without_error_or_known_signal_abstains(matcher):
 
 def test_explain_json_contract_and_markdown(tmp_path):
     log = ROOT / "examples" / "grpo-zero3-multirank.log"
-    res = subprocess.run([sys.executable, "-m", "assistant.cli.main", "explain", str(log), "--format", "json", "--top", "4"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "explain", str(log), "--format", "json", "--top", "4"],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert d["verdict"] == "match" and len(d["matches"]) == 4
@@ -94,8 +112,12 @@ def test_explain_json_contract_and_markdown(tmp_path):
     assert m["confidence"] in ("high", "medium", "low") and m["versions"]["verdict"] == "affected"
     assert [x["score"] for x in d["matches"]] == sorted([x["score"] for x in d["matches"]], reverse=True)
     assert d["error"]["exception"] == "AssertionError" and d["environment"]["trl"] == "0.14.0"
-    md = subprocess.run([sys.executable, "-m", "assistant.cli.main", "explain", "-", "--format", "markdown"],
-                        input=log.read_text(), capture_output=True, text=True)
+    md = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "explain", "-", "--format", "markdown"],
+        input=log.read_text(),
+        capture_output=True,
+        text=True,
+    )
     assert md.returncode == 0 and "## Diagnosis" in md.stdout and "```" in md.stdout
 
 

@@ -79,7 +79,11 @@ def test_interleaved_ranks_primary_is_root_not_knock_on():
     ]
     # rank 1's knock-on lines are interleaved with rank 0's OOM, and printed first
     for a, b in zip(timeout, oom):
-        lines += [f"[rank1]: {a}", f"[rank0]: {b}", "  3%|▎         | 3/100 [00:10<05:00,  3.1s/it]\r  4%|▍         | 4/100"]
+        lines += [
+            f"[rank1]: {a}",
+            f"[rank0]: {b}",
+            "  3%|▎         | 3/100 [00:10<05:00,  3.1s/it]\r  4%|▍         | 4/100",
+        ]
     r = parse_text("\n".join(lines))
     assert r.primary.exception == "torch.OutOfMemoryError"
     assert r.primary.rank == 0
@@ -137,8 +141,15 @@ ValueError: Target modules {'c_attn'} not found in the base model. Please check 
 
 def test_metric_lines_and_tables():
     text = "\n".join(
-        ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-06, 'rewards/acc/mean': 0.5, 'reward_std': 0.0, 'frac_reward_zero_std': 1.0, 'epoch': 0.1}"] * 3
-        + ["| Step | Training Loss | reward | reward_std | kl |", "|---|---|---|---|---|", "| 10 | 0.000000 | 0.25 | 0.0 | 0.0001 |"]
+        [
+            "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-06, 'rewards/acc/mean': 0.5, 'reward_std': 0.0, 'frac_reward_zero_std': 1.0, 'epoch': 0.1}"
+        ]
+        * 3
+        + [
+            "| Step | Training Loss | reward | reward_std | kl |",
+            "|---|---|---|---|---|",
+            "| 10 | 0.000000 | 0.25 | 0.0 | 0.0001 |",
+        ]
     )
     r = parse_text(text)
     s = r.metric_series()
@@ -159,8 +170,14 @@ peft                      0.14.0
 GRPOConfig(gradient_checkpointing=True, gradient_checkpointing_kwargs={'use_reentrant': False}, use_vllm=True, num_generations=8, per_device_train_batch_size=4)
 """
     r = parse_text(text)
-    assert r.environment == {"trl": "0.15.2", "transformers": "4.49.0", "torch": "2.5.1+cu124",
-                             "accelerate": "1.3.0", "deepspeed": "0.16.3", "peft": "0.14.0"}
+    assert r.environment == {
+        "trl": "0.15.2",
+        "transformers": "4.49.0",
+        "torch": "2.5.1+cu124",
+        "accelerate": "1.3.0",
+        "deepspeed": "0.16.3",
+        "peft": "0.14.0",
+    }
     assert r.settings["gradient_checkpointing"] is True
     assert r.settings["use_reentrant"] is False
     assert r.settings["use_vllm"] is True
@@ -182,7 +199,9 @@ def test_markdown_fence_html_and_crlf():
 
 
 def test_signature_normalises_user_details():
-    r = parse_text("ValueError: Tokenizer at /home/alice/models/Qwen2.5-7B with 151643 tokens at 0xdeadbeef, Qwen2ForCausalLM")
+    r = parse_text(
+        "ValueError: Tokenizer at /home/alice/models/Qwen2.5-7B with 151643 tokens at 0xdeadbeef, Qwen2ForCausalLM"
+    )
     sig = r.signature.message
     assert "/home/alice" not in sig and "151643" not in sig and "0xdeadbeef" not in sig
     assert "<Model>ForCausalLM" in sig

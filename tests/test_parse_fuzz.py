@@ -37,7 +37,22 @@ def test_mutated_real_reports():
             if op < 0.4 and t:
                 del t[min(pos, len(t) - 1)]
             elif op < 0.8:
-                t.insert(pos, rng.choice(["\n", "\r", ":", "Traceback (most recent call last):\n", "[rank3]: ", "\x1b[31m", '  File "', "Error: ", "{'loss': "]))
+                t.insert(
+                    pos,
+                    rng.choice(
+                        [
+                            "\n",
+                            "\r",
+                            ":",
+                            "Traceback (most recent call last):\n",
+                            "[rank3]: ",
+                            "\x1b[31m",
+                            '  File "',
+                            "Error: ",
+                            "{'loss': ",
+                        ]
+                    ),
+                )
             else:
                 t = t[:pos]
         parse_text("".join(t))

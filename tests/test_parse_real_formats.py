@@ -38,9 +38,11 @@ def test_language_tag_fence_is_markup_only():
 
 def test_transformers5_quoted_metric_values_are_read():
     """transformers >= 5 logs `{'loss': '0', ...}` (values as strings); a line from a real GRPO run."""
-    line = ("{'loss': '-2.98e-08', 'grad_norm': '2.515', 'learning_rate': '7.5e-05', 'num_tokens': '124', "
-            "'rewards/format_reward/mean': '1', 'rewards/format_reward/std': '0', 'reward': '0.03125', "
-            "'reward_std': '0.4375', 'frac_reward_zero_std': '0', 'entropy': '6.206', 'epoch': '0.25'}")
+    line = (
+        "{'loss': '-2.98e-08', 'grad_norm': '2.515', 'learning_rate': '7.5e-05', 'num_tokens': '124', "
+        "'rewards/format_reward/mean': '1', 'rewards/format_reward/std': '0', 'reward': '0.03125', "
+        "'reward_std': '0.4375', 'frac_reward_zero_std': '0', 'entropy': '6.206', 'epoch': '0.25'}"
+    )
     series = parse_text(line + "\n").metric_series()
     assert series["loss"] == [-2.98e-08]
     assert series["grad_norm"] == [2.515]

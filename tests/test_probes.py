@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -71,7 +70,6 @@ def test_every_registered_probe_has_a_module_and_cases():
 
 import importlib  # noqa: E402
 
-
 # --------------------------------------------------------------------------- harness robustness
 
 
@@ -126,7 +124,9 @@ def test_grpo_zero_advantage(session):
 def test_peft_vllm_names(session):
     r = _run(session, "peft-vllm-base-model-weight-names")
     assert r.verdict is Verdict.confirmed
-    assert any("There is no module or parameter named 'base_model' in Qwen2ForCausalLM" in e for e in r.baseline.evidence)
+    assert any(
+        "There is no module or parameter named 'base_model' in Qwen2ForCausalLM" in e for e in r.baseline.evidence
+    )
     assert r.treatment.info["logit_diff_merge_adapter"] < 1e-4
     assert r.extra["strip-without-merge"].reproduced is True  # adapter silently dropped
 
@@ -161,8 +161,11 @@ def test_grpo_batch_divisibility(session):
     r = _run(session, "grpo-batch-not-divisible-by-num-generations")
     assert r.verdict is Verdict.confirmed
     assert r.treatment.info["arguments"]["per_device_train_batch_size"] == 8
-    r = _run(session, "grpo-batch-not-divisible-by-num-generations",
-             options={"per_device_train_batch_size": 4, "num_generations": 4})
+    r = _run(
+        session,
+        "grpo-batch-not-divisible-by-num-generations",
+        options={"per_device_train_batch_size": 4, "num_generations": 4},
+    )
     assert r.verdict is Verdict.not_reproduced
 
 

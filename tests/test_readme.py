@@ -8,5 +8,7 @@ def test_ci_runs_the_readme_test_command():
     blocks = [b.split("```", 1)[0].strip() for b in readme.split("```bash\n")[1:3]]
     assert len(blocks) == 2 and "trl-help explain examples/" in blocks[0] and "pytest" in blocks[1]
     assert (ROOT / "examples").joinpath(blocks[0].rsplit(" ", 1)[-1].removeprefix("examples/")).is_file()
-    ci_lines = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if ln and not ln.startswith(("#", "set ", "cd "))]
+    ci_lines = [
+        ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if ln and not ln.startswith(("#", "set ", "cd "))
+    ]
     assert ci_lines == [blocks[1]]

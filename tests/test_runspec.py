@@ -10,20 +10,29 @@ import pytest
 
 from probes.runspec import build_run_spec, read_config
 
-LOG = ('GRPOConfig(output_dir="out", per_device_train_batch_size=6, num_generations=4)\n'
-       "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
-       "ValueError: The global train batch size (1 x 6) must be evenly divisible by the number of generations "
-       "per prompt (4). Given the current train batch size, the valid values for the number of generations are: "
-       "[2, 3, 6].\n")
+LOG = (
+    'GRPOConfig(output_dir="out", per_device_train_batch_size=6, num_generations=4)\n'
+    'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
+    "ValueError: The global train batch size (1 x 6) must be evenly divisible by the number of generations "
+    "per prompt (4). Given the current train batch size, the valid values for the number of generations are: "
+    "[2, 3, 6].\n"
+)
 
 
 def test_precedence_set_over_config_over_log(tmp_path):
     cfg = tmp_path / "ds.json"
-    cfg.write_text(json.dumps({"train_micro_batch_size_per_gpu": 3, "zero_optimization": {"stage": 3},
-                               "gradient_accumulation_steps": 2}))
+    cfg.write_text(
+        json.dumps(
+            {"train_micro_batch_size_per_gpu": 3, "zero_optimization": {"stage": 3}, "gradient_accumulation_steps": 2}
+        )
+    )
     spec = build_run_spec({"per_device_train_batch_size": 6, "num_generations": 4}, cfg, {"num_generations": "8"})
-    assert spec.settings == {"per_device_train_batch_size": 3, "num_generations": "8", "zero_stage": 3,
-                             "gradient_accumulation_steps": 2}
+    assert spec.settings == {
+        "per_device_train_batch_size": 3,
+        "num_generations": "8",
+        "zero_stage": 3,
+        "gradient_accumulation_steps": 2,
+    }
     assert spec.sources["per_device_train_batch_size"] == "config"
     assert spec.sources["num_generations"] == "--set"
     assert "zero_stage=3 (from your config)" in spec.describe()
@@ -40,8 +49,9 @@ def test_yaml_config_and_non_mapping_is_an_error(tmp_path):
 
 
 def _probe(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assistant.cli.main", "probe", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "probe", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.mark.parametrize("value", ["nan", "0", "-5", "inf"])
@@ -78,8 +88,12 @@ def test_batch_probe_runs_on_the_logs_batch_and_says_so(tmp_path):
 def test_explain_probe_json_is_one_document_with_the_probe_nested(tmp_path):
     log = tmp_path / "train.log"
     log.write_text(LOG)
-    res = subprocess.run([sys.executable, "-m", "assistant.cli.main", "explain", str(log), "--probe", "--format", "json"],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "explain", str(log), "--probe", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads(res.stdout)  # the whole stdout is one JSON document
     assert doc["schema_version"] and doc["verdict"] == "match"

@@ -24,8 +24,17 @@ def _issues() -> list[dict]:
     n = 100
     for case_id, text in shared_reports():
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:80]
-        out.append({"number": n, "title": first, "body": text, "labels": [], "url": f"https://github.com/x/y/issues/{n}",
-                    "createdAt": "2025-01-01T00:00:00Z", "_case": case_id})
+        out.append(
+            {
+                "number": n,
+                "title": first,
+                "body": text,
+                "labels": [],
+                "url": f"https://github.com/x/y/issues/{n}",
+                "createdAt": "2025-01-01T00:00:00Z",
+                "_case": case_id,
+            }
+        )
         n += 1
     for text in oos_reports():
         out.append({"number": n, "title": "", "body": text, "labels": [{"name": "bug"}], "_case": None})
@@ -140,11 +149,13 @@ def test_incremental_cache_skips_unchanged(matcher, tmp_path):
     cached = {r.number: r.cached for r in second.issues}
     assert not cached[edited[2]["number"]] and not cached[ISSUES[10]["number"]] and cached[issues[0]["number"]]
     strip = lambda r: r.model_dump(exclude={"cached", "duplicates"})  # noqa: E731
-    assert [strip(r) for r in second.issues if r.number in {i["number"] for i in issues[:2]}] == \
-           [strip(r) for r in first.issues if r.number in {i["number"] for i in issues[:2]}]
+    assert [strip(r) for r in second.issues if r.number in {i["number"] for i in issues[:2]}] == [
+        strip(r) for r in first.issues if r.number in {i["number"] for i in issues[:2]}
+    ]
 
 
 # --- malformed exports -------------------------------------------------------------------
+
 
 def _good(n: int) -> dict:
     return {"number": n, "title": f"issue {n}", "body": ISSUES[n % 20]["body"], "labels": []}
@@ -153,7 +164,12 @@ def _good(n: int) -> dict:
 def test_bad_issue_reported_others_kept(tmp_path):
     from assistant.triage.inputs import load_issues
 
-    items = [_good(1), {"number": 2, "title": "x", "body": ["not", "text"]}, {"title": "no number", "body": "b"}, _good(4)]
+    items = [
+        _good(1),
+        {"number": 2, "title": "x", "body": ["not", "text"]},
+        {"title": "no number", "body": "b"},
+        _good(4),
+    ]
     batch = load_issues(_export(tmp_path / "e.json", items))
     assert [i.number for i in batch.issues] == [1, 4]
     assert any("issue #2" in p and "body" in p for p in batch.problems)
@@ -188,10 +204,16 @@ def test_directory_of_markdown_issues(tmp_path):
     assert any("notes.txt" in p for p in batch.problems)
 
 
-@pytest.mark.parametrize("content,expect", [
-    (b"", "empty"), (b"hello, not json", "not a JSON array"), (b"[1, 2, 3]", "expected an issue object"),
-    (b"\x00\xff\x00\x01" * 8, "not UTF-8"), (b'{"number": "x", "body": 3}', "number"),
-])
+@pytest.mark.parametrize(
+    "content,expect",
+    [
+        (b"", "empty"),
+        (b"hello, not json", "not a JSON array"),
+        (b"[1, 2, 3]", "expected an issue object"),
+        (b"\x00\xff\x00\x01" * 8, "not UTF-8"),
+        (b'{"number": "x", "body": 3}', "number"),
+    ],
+)
 def test_unusable_export_one_line_exit_2(tmp_path, content, expect, capsys):
     from assistant.cli.main import main
 
@@ -263,7 +285,9 @@ def test_scaffold_case_from_issue(tmp_path):
     data = yaml.safe_load(path.read_text())
     case = Case.model_validate(data)
     assert path.name == f"{case.id}.yaml" and "TODO" in case.cause
-    assert case.symptoms.exceptions and case.fixtures.positive[0].text.strip().endswith(issue["body"].strip()[-40:].strip())
+    assert case.symptoms.exceptions and case.fixtures.positive[0].text.strip().endswith(
+        issue["body"].strip()[-40:].strip()
+    )
     assert case.references[0].url == issue["url"]
     from assistant.cli.errors import UsageError
 

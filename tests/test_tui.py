@@ -52,8 +52,7 @@ def real_engine(matcher):
 # --------------------------------------------------------------------------- real matcher
 
 
-@pytest.mark.parametrize("case_id", ["grpo-zero3-unwrapped-model-no-optimizer",
-                                     "ddp-reentrant-gc-mark-ready-twice"])
+@pytest.mark.parametrize("case_id", ["grpo-zero3-unwrapped-model-no-optimizer", "ddp-reentrant-gc-mark-ready-twice"])
 def test_real_report_paste_puts_right_case_first(real_engine, case_id):
     async def go():
         app = TrlHelpApp(engine=real_engine, probe_runner=None, paste_settle_s=0.05)
@@ -89,8 +88,7 @@ def test_real_out_of_scope_report_says_no_known_case(real_engine):
     from assistant.parse import parse_text
 
     # the first out-of-scope report the matcher itself answers "no known case" (most are)
-    text = next((t for t in oos_reports()
-                 if real_engine.diagnose(parse_text(t)).verdict == "no-known-case"), None)
+    text = next((t for t in oos_reports() if real_engine.diagnose(parse_text(t)).verdict == "no-known-case"), None)
     assert text, "no out-of-scope report is answered 'no known case' by the matcher"
 
     async def go():
@@ -362,8 +360,7 @@ def test_probe_dialog_runs_real_probe_on_cpu():
             dialog = app.screen
             dialog.query_one("#device").value = "cpu"
             await pilot.press("f5")
-            await until(pilot, lambda: not dialog.running and dialog.query_one("#verdict").content,
-                        timeout=240)
+            await until(pilot, lambda: not dialog.running and dialog.query_one("#verdict").content, timeout=240)
             verdict = str(dialog.query_one("#verdict").content)
             assert dialog.result is not None, verdict
             assert dialog.result.verdict.value in ("confirmed", "not-reproduced"), dialog.result.notes
@@ -381,8 +378,7 @@ def test_cancel_finds_the_probe_subprocesses():
 
     from assistant.tui.engine import _descendants
 
-    parent = subprocess.Popen([sys.executable, "-c",
-                               "import subprocess, sys; subprocess.run(['sleep', '30'])"])
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run(['sleep', '30'])"])
     try:
         deadline = time.monotonic() + 10
         while not _descendants(parent.pid) and time.monotonic() < deadline:

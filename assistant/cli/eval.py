@@ -29,8 +29,10 @@ def run(args: argparse.Namespace) -> int:
     if args.fit and not oos:
         from assistant.cli.errors import UsageError
 
-        raise UsageError(f"--fit needs out-of-scope reports ({args.oos or ev.oos_path(m.kb.root)} is missing "
-                         "or empty): without them the abstention threshold cannot be chosen")
+        raise UsageError(
+            f"--fit needs out-of-scope reports ({args.oos or ev.oos_path(m.kb.root)} is missing "
+            "or empty): without them the abstention threshold cannot be chosen"
+        )
     queries = ev.collect(m, oos)
     ids = m.case_ids
     cv = ev.cross_validate(queries, ids, folds=args.folds)
@@ -46,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
         "shipped_weights_in_sample": _d(ship),
         "baseline_bm25": _d(bm),
         "baseline_dense": _d(de),
-        "reliability_cross_validated": [{"confidence": b, "queries": n, "precision": None if x is None else round(x, 4)}
-                                        for b, n, x in ev.reliability(cv.bands)],
+        "reliability_cross_validated": [
+            {"confidence": b, "queries": n, "precision": None if x is None else round(x, 4)}
+            for b, n, x in ev.reliability(cv.bands)
+        ],
     }
     if args.fit:
         model = ev.fit_shipped(queries, ids, cv)
@@ -60,18 +64,30 @@ def run(args: argparse.Namespace) -> int:
     t.add_column("", no_wrap=True)
     for col in ("Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
         t.add_column(col, justify="right")
-    for name, s in (("hybrid, cross-validated", cv), ("hybrid, shipped (in-sample)", ship),
-                    ("BM25 only", bm), ("dense only", de)):
-        t.add_row(name, f"{s.recall1:.3f}", f"{s.recall3:.3f}", f"{s.mrr:.3f}",
-                  "-" if s.oos_abstained is None else f"{s.oos_abstained:.2f}",
-                  "-" if s.in_kb_matched is None else f"{s.in_kb_matched:.2f}")
+    for name, s in (
+        ("hybrid, cross-validated", cv),
+        ("hybrid, shipped (in-sample)", ship),
+        ("BM25 only", bm),
+        ("dense only", de),
+    ):
+        t.add_row(
+            name,
+            f"{s.recall1:.3f}",
+            f"{s.recall3:.3f}",
+            f"{s.mrr:.3f}",
+            "-" if s.oos_abstained is None else f"{s.oos_abstained:.2f}",
+            "-" if s.in_kb_matched is None else f"{s.in_kb_matched:.2f}",
+        )
     con.print(t)
     rt = Table(title="reliability (cross-validated): how often the answer is right, per confidence")
     for col in ("confidence", "queries", "answer right"):
         rt.add_column(col, justify="right")
     for band, n, prec in ev.reliability(cv.bands):
-        rt.add_row(band + (" (answered no-known-case)" if band == "low" else ""), str(n),
-                   "-" if prec is None else f"{prec:.2f}")
+        rt.add_row(
+            band + (" (answered no-known-case)" if band == "low" else ""),
+            str(n),
+            "-" if prec is None else f"{prec:.2f}",
+        )
     con.print(rt)
     if cv.misses:
         mt = Table(title="misses (cross-validated hybrid)")
@@ -84,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _d(s) -> dict:
-    return {"recall@1": round(s.recall1, 4), "recall@3": round(s.recall3, 4), "mrr": round(s.mrr, 4),
-            "oos_abstained": None if s.oos_abstained is None else round(s.oos_abstained, 4),
-            "in_kb_matched": None if s.in_kb_matched is None else round(s.in_kb_matched, 4),
-            "misses": len(s.misses)}
+    return {
+        "recall@1": round(s.recall1, 4),
+        "recall@3": round(s.recall3, 4),
+        "mrr": round(s.mrr, 4),
+        "oos_abstained": None if s.oos_abstained is None else round(s.oos_abstained, 4),
+        "in_kb_matched": None if s.in_kb_matched is None else round(s.in_kb_matched, 4),
+        "misses": len(s.misses),
+    }

@@ -11,8 +11,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE|-", help="log or traceback file, or - for stdin")
     p.add_argument("--top", type=int, default=3, help="number of candidate cases (default 3)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    p.add_argument("--installed", action="store_true",
-                   help="compare the versions installed here (not only those in the log)")
+    p.add_argument(
+        "--installed", action="store_true", help="compare the versions installed here (not only those in the log)"
+    )
     p.add_argument("--probe", action="store_true", help="run the top match's probe to confirm it")
     p.add_argument("--model", help="model path for --probe (default: a built-in tiny model)")
     p.add_argument("--kb", help="KB root (default: the bundled one)")
@@ -26,8 +27,8 @@ def _run_probe(case_id: str, args: argparse.Namespace, report):
 
 
 def run(args: argparse.Namespace) -> int:
-    from assistant.cli.inputs import read_report
     from assistant.cli.errors import UsageError
+    from assistant.cli.inputs import read_report
 
     if args.top < 1:
         raise UsageError("--top must be at least 1")

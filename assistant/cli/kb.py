@@ -11,9 +11,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     v = sub.add_parser("validate", help="check every case (schema, ids, regexes, fixtures)")
     v.add_argument("path", nargs="?", type=Path, help="KB root or a single case file")
-    v.add_argument("--matcher", action="store_true",
-                   help="also judge the fixtures with the matcher (held-out positives in the top 3, "
-                        "negatives not answered as their case; builds the index on a cold cache)")
+    v.add_argument(
+        "--matcher",
+        action="store_true",
+        help="also judge the fixtures with the matcher (held-out positives in the top 3, "
+        "negatives not answered as their case; builds the index on a cold cache)",
+    )
     ls = sub.add_parser("list", help="list cases")
     ls.add_argument("--label", action="append", default=[], help="only cases with this label")
     ls.add_argument("--kb", type=Path, help="KB root (default: the bundled one)")

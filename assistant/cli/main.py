@@ -33,10 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnose TRL / PEFT / DeepSpeed / accelerate / vLLM training failures.",
     )
     parser.add_argument("--version", action="version", version=f"trl-help {__version__}")
-    parser.add_argument("--verbose", action="store_true",
-                        help="show what libraries print while the index is built (also TRL_HELP_VERBOSE=1)")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback of an internal error (also TRL_HELP_DEBUG=1)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show what libraries print while the index is built (also TRL_HELP_VERBOSE=1)",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback of an internal error (also TRL_HELP_DEBUG=1)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -96,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug or os.environ.get("TRL_HELP_DEBUG"):
             raise
         first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        print(f"trl-help: internal error: {type(exc).__name__}: {first} (run again with --debug for the traceback)",
-              file=sys.stderr)
+        print(
+            f"trl-help: internal error: {type(exc).__name__}: {first} (run again with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

@@ -3,36 +3,51 @@
 from __future__ import annotations
 
 import argparse
-import math
-from pathlib import Path
 import json
+import math
 import sys
+from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("case_id", nargs="?", metavar="CASE_ID",
-                   help="KB case id (or probe id) to reproduce; see --list")
+    p.add_argument("case_id", nargs="?", metavar="CASE_ID", help="KB case id (or probe id) to reproduce; see --list")
     p.add_argument("--list", action="store_true", help="list the probes and the cases they confirm")
-    p.add_argument("--model", metavar="PATH",
-                   help="local model directory (default: a built-in tiny Qwen2 built locally)")
-    p.add_argument("--tiny-replica", action="store_true",
-                   help="build a 2-layer, small-dims model of the same class from --model's config")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                   help="auto picks CUDA when torch sees a GPU")
-    p.add_argument("--timeout", type=float, default=180.0, metavar="S",
-                   help="seconds allowed per phase (default 180)")
+    p.add_argument(
+        "--model", metavar="PATH", help="local model directory (default: a built-in tiny Qwen2 built locally)"
+    )
+    p.add_argument(
+        "--tiny-replica",
+        action="store_true",
+        help="build a 2-layer, small-dims model of the same class from --model's config",
+    )
+    p.add_argument(
+        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto picks CUDA when torch sees a GPU"
+    )
+    p.add_argument("--timeout", type=float, default=180.0, metavar="S", help="seconds allowed per phase (default 180)")
     p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow the model's own code (never done otherwise)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
-                   help="probe setting, e.g. target_modules=q_proj,v_proj or num_generations=8 "
-                        "(batch check: per_device_train_batch_size, num_processes, gradient_accumulation_steps)")
-    p.add_argument("--from-log", type=Path, metavar="LOG",
-                   help="use the settings of the run in this log (batch size, num_generations, LoRA, dtype, ...)")
-    p.add_argument("--config", type=Path, metavar="FILE",
-                   help="a TRL / accelerate / DeepSpeed YAML or JSON config of the run (overrides the log)")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="stream the phases' output to stderr while they run")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code (never done otherwise)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="options",
+        help="probe setting, e.g. target_modules=q_proj,v_proj or num_generations=8 "
+        "(batch check: per_device_train_batch_size, num_processes, gradient_accumulation_steps)",
+    )
+    p.add_argument(
+        "--from-log",
+        type=Path,
+        metavar="LOG",
+        help="use the settings of the run in this log (batch size, num_generations, LoRA, dtype, ...)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a TRL / accelerate / DeepSpeed YAML or JSON config of the run (overrides the log)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="stream the phases' output to stderr while they run")
 
 
 def _list(fmt: str) -> int:
@@ -51,8 +66,12 @@ def _list(fmt: str) -> int:
     t.add_column("needs")
     t.add_column("runs here")
     for r in rows:
-        t.add_row("\n".join(r["cases"]), r["probe"], ", ".join(r["needs"]) or "-",
-                  "yes" if r["installed"] else "no (missing package)")
+        t.add_row(
+            "\n".join(r["cases"]),
+            r["probe"],
+            ", ".join(r["needs"]) or "-",
+            "yes" if r["installed"] else "no (missing package)",
+        )
     Console().print(t)
     return 0
 
@@ -73,8 +92,10 @@ def render_text(result, console=None) -> None:
 
     c = console or Console()
     v = result.verdict.value
-    c.print(f"[bold]{escape(result.case_id)}[/bold]  (probe {escape(result.probe)})  "
-            f"→ [{_STYLE.get(v, 'bold')}]{v}[/]  in {result.seconds:.1f} s")
+    c.print(
+        f"[bold]{escape(result.case_id)}[/bold]  (probe {escape(result.probe)})  "
+        f"→ [{_STYLE.get(v, 'bold')}]{v}[/]  in {result.seconds:.1f} s"
+    )
     vers = result.environment.get("versions") or {}
     shown = ", ".join(f"{k} {vv}" for k, vv in vers.items() if vv)
     if shown:
@@ -125,9 +146,16 @@ def run(args: argparse.Namespace) -> int:
     spec = _run_spec(args.from_log, args.config, sets)
 
     try:
-        result = _run_with_progress(args.case_id, model=args.model, tiny_replica=args.tiny_replica,
-                                    device=args.device, timeout=args.timeout, verbose=args.verbose,
-                                    trust_remote_code=args.trust_remote_code, options=spec.options())
+        result = _run_with_progress(
+            args.case_id,
+            model=args.model,
+            tiny_replica=args.tiny_replica,
+            device=args.device,
+            timeout=args.timeout,
+            verbose=args.verbose,
+            trust_remote_code=args.trust_remote_code,
+            options=spec.options(),
+        )
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
     _note_run_spec(result, spec)
@@ -197,8 +225,9 @@ def probe_for_explain(case_id: str, *, model: str | None = None, settings: dict 
     from probes.runspec import build_run_spec
 
     spec = build_run_spec(settings or {})
-    result = _run_with_progress(case_id, model=model, tiny_replica=False, device="auto", timeout=300.0,
-                                options=spec.options())
+    result = _run_with_progress(
+        case_id, model=model, tiny_replica=False, device="auto", timeout=300.0, options=spec.options()
+    )
     _note_run_spec(result, spec)
     return result
 

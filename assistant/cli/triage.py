@@ -13,15 +13,29 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE|DIR|-",
-                   help="`gh issue list --json number,title,body,labels,url,createdAt` output (JSON array or "
-                        "JSON Lines), a directory of .md/.txt issues, or - for stdin")
+    p.add_argument(
+        "file",
+        metavar="FILE|DIR|-",
+        help="`gh issue list --json number,title,body,labels,url,createdAt` output (JSON array or "
+        "JSON Lines), a directory of .md/.txt issues, or - for stdin",
+    )
     p.add_argument("--format", choices=("table", "json", "markdown", "csv"), default="table")
     p.add_argument("--top", type=int, default=3, help="candidate cases per issue (default 3)")
-    p.add_argument("--issue", type=int, action="append", default=[], metavar="N",
-                   help="only triage issue N (repeatable; clusters are then computed among those)")
-    p.add_argument("--dup-threshold", type=float, default=None, metavar="SIM",
-                   help="near-duplicate similarity threshold (default: the measured conservative one)")
+    p.add_argument(
+        "--issue",
+        type=int,
+        action="append",
+        default=[],
+        metavar="N",
+        help="only triage issue N (repeatable; clusters are then computed among those)",
+    )
+    p.add_argument(
+        "--dup-threshold",
+        type=float,
+        default=None,
+        metavar="SIM",
+        help="near-duplicate similarity threshold (default: the measured conservative one)",
+    )
     p.add_argument("--no-cache", action="store_true", help="ignore and do not update the incremental cache")
     p.add_argument("--strict", action="store_true", help="exit 1 when any issue of the export was skipped")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file instead of stdout")
@@ -47,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
             batch.problems.append("not in the export: " + ", ".join(f"#{n}" for n in missing))
         batch.issues = [i for i in batch.issues if i.number in wanted]
         if not batch.issues:
-            raise UsageError(f"{args.file}: none of the requested issues ({', '.join(f'#{n}' for n in sorted(wanted))}) is in the export")
+            raise UsageError(
+                f"{args.file}: none of the requested issues ({', '.join(f'#{n}' for n in sorted(wanted))}) is in the export"
+            )
 
     from assistant.kb.load import KBProblemsError
     from assistant.match.engine import Matcher
@@ -58,8 +74,13 @@ def run(args: argparse.Namespace) -> int:
         matcher = Matcher.load(args.kb, progress=sys.stderr.isatty())
     except KBProblemsError as exc:
         raise UsageError(str(exc)) from None
-    opts = Options(top=args.top, dup_threshold=args.dup_threshold or DUP_THRESHOLD, use_cache=not args.no_cache,
-                   progress=sys.stderr.isatty(), source=str(args.file) if args.file != "-" else "issues.json")
+    opts = Options(
+        top=args.top,
+        dup_threshold=args.dup_threshold or DUP_THRESHOLD,
+        use_cache=not args.no_cache,
+        progress=sys.stderr.isatty(),
+        source=str(args.file) if args.file != "-" else "issues.json",
+    )
     result = triage(batch, matcher, opts)
     for p in result.problems:
         print(f"trl-help: warning: {p}", file=sys.stderr)

@@ -6,8 +6,7 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", nargs="?", metavar="FILE",
-                   help="log or traceback file to open and diagnose right away")
+    p.add_argument("file", nargs="?", metavar="FILE", help="log or traceback file to open and diagnose right away")
     p.add_argument("--kb", help="KB root (default: the bundled one)")
 
 

@@ -22,17 +22,23 @@ def check_fixtures(matcher, kb_root: Path) -> list[Problem]:
 
     kb = matcher.kb
     problems: list[Problem] = []
-    for cid, case in kb.cases.items():
+    for cid in kb.cases:
         name = str(Path(kb_root) / "cases" / f"{cid}.yaml")
         for i, text in enumerate(kb.positives.get(cid, [])):
             ranked = [c.case_id for c in matcher.rank(parse_text(text), exclude=(cid, i))]
             if cid not in ranked[:POSITIVE_TOP]:
                 pos = ranked.index(cid) + 1
-                problems.append(Problem(name, f"fixtures.positive.{i}",
-                                        f"held out, the matcher ranks this case #{pos} (top: {ranked[0]})"))
+                problems.append(
+                    Problem(
+                        name,
+                        f"fixtures.positive.{i}",
+                        f"held out, the matcher ranks this case #{pos} (top: {ranked[0]})",
+                    )
+                )
         for i, (text, _confused_with) in enumerate(kb.negatives.get(cid, [])):
             d = matcher.diagnose(parse_text(text), top=1)
             if d.verdict == "match" and d.matches[0].case_id == cid:
-                problems.append(Problem(name, f"fixtures.negative.{i}",
-                                        "this near miss is answered as a match of its own case"))
+                problems.append(
+                    Problem(name, f"fixtures.negative.{i}", "this near miss is answered as a match of its own case")
+                )
     return problems

@@ -34,8 +34,12 @@ def patterns_firing_on_healthy(case: Case, logs: tuple[tuple[str, str], ...]) ->
             for name, text in logs:
                 line = first_match(pat, text)
                 if line is not None:
-                    problems.append((f"symptoms.{kind}.{i}",
-                                     f"fires on the healthy log {HEALTHY_DIR}/{name}: {line[:120]!r}; narrow it"))
+                    problems.append(
+                        (
+                            f"symptoms.{kind}.{i}",
+                            f"fires on the healthy log {HEALTHY_DIR}/{name}: {line[:120]!r}; narrow it",
+                        )
+                    )
                     break
     return problems
 

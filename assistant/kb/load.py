@@ -61,7 +61,7 @@ class KB:
         return len(self.cases)
 
 
-def _loc(err: dict) -> str:
+def _loc(err) -> str:
     return ".".join(str(p) for p in err.get("loc", ())) or "<root>"
 
 
@@ -85,9 +85,7 @@ def load_case_file(path: Path) -> tuple[Case | None, list[Problem]]:
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
-        return None, [
-            Problem(name, _loc(e), e["msg"].removeprefix("Value error, ")) for e in exc.errors()
-        ]
+        return None, [Problem(name, _loc(e), e["msg"].removeprefix("Value error, ")) for e in exc.errors()]
     if case.id != path.stem:
         return None, [Problem(name, "id", f"id {case.id!r} must equal the file stem {path.stem!r}")]
     return case, []

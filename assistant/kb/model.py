@@ -80,7 +80,7 @@ class Pattern(Strict):
     kind: PatternKind = PatternKind.literal
 
     @model_validator(mode="after")
-    def _compiles(self) -> "Pattern":
+    def _compiles(self) -> Pattern:
         if self.kind is PatternKind.regex:
             try:
                 re.compile(self.pattern)
@@ -114,9 +114,7 @@ class MetricCondition(Strict):
     name: str
     op: MetricOp
     value: float | None = None
-    every_step: bool = Field(
-        default=False, description="True: must hold on every logged step, not just one."
-    )
+    every_step: bool = Field(default=False, description="True: must hold on every logged step, not just one.")
 
     @field_validator("name")
     @classmethod
@@ -126,7 +124,7 @@ class MetricCondition(Strict):
         return v
 
     @model_validator(mode="after")
-    def _value_needed(self) -> "MetricCondition":
+    def _value_needed(self) -> MetricCondition:
         if self.op is not MetricOp.nan and self.value is None:
             raise ValueError(f"op {self.op.value!r} needs a value")
         return self
@@ -135,21 +133,13 @@ class MetricCondition(Strict):
 class Symptoms(Strict):
     """What the user sees."""
 
-    exceptions: list[str] = Field(
-        default_factory=list, description="Exception class names, e.g. RuntimeError."
-    )
-    messages: list[Pattern] = Field(
-        default_factory=list, description="Patterns of the exception message."
-    )
-    log_patterns: list[Pattern] = Field(
-        default_factory=list, description="Warnings or log lines that are evidence."
-    )
-    metrics: list[MetricCondition] = Field(
-        default_factory=list, description="All must hold (silent failures)."
-    )
+    exceptions: list[str] = Field(default_factory=list, description="Exception class names, e.g. RuntimeError.")
+    messages: list[Pattern] = Field(default_factory=list, description="Patterns of the exception message.")
+    log_patterns: list[Pattern] = Field(default_factory=list, description="Warnings or log lines that are evidence.")
+    metrics: list[MetricCondition] = Field(default_factory=list, description="All must hold (silent failures).")
 
     @model_validator(mode="after")
-    def _something(self) -> "Symptoms":
+    def _something(self) -> Symptoms:
         if not (self.messages or self.log_patterns or self.metrics):
             raise ValueError("needs at least one of messages, log_patterns, metrics")
         return self
@@ -178,9 +168,7 @@ class SettingSignal(Strict):
 class Context(Strict):
     """Signals that make the case more or less likely."""
 
-    frames: list[str] = Field(
-        default_factory=list, description="Packages expected in the traceback frames."
-    )
+    frames: list[str] = Field(default_factory=list, description="Packages expected in the traceback frames.")
     settings: list[SettingSignal] = Field(default_factory=list)
     keywords: list[str] = Field(
         default_factory=list,
@@ -205,7 +193,7 @@ class Range(Strict):
     last_affected: str | None = None
 
     @model_validator(mode="after")
-    def _versions(self) -> "Range":
+    def _versions(self) -> Range:
         from packaging.version import InvalidVersion, Version
 
         if self.fixed and self.last_affected:
@@ -286,12 +274,10 @@ class Fixture(Strict):
     file: str | None = None
     source: str | None = Field(default=None, description="Where the text comes from (URL).")
     note: str | None = None
-    confused_with: str | None = Field(
-        default=None, description="For negatives: the case this text really belongs to."
-    )
+    confused_with: str | None = Field(default=None, description="For negatives: the case this text really belongs to.")
 
     @model_validator(mode="after")
-    def _one(self) -> "Fixture":
+    def _one(self) -> Fixture:
         if bool(self.text) == bool(self.file):
             raise ValueError("give exactly one of text or file")
         return self
@@ -306,12 +292,8 @@ class Verification(Strict):
     """How the claims were checked; what could not be confirmed is said, not guessed."""
 
     status: Literal["confirmed", "partial", "unconfirmed"]
-    checked: list[str] = Field(
-        default_factory=list, description="What was checked, against which source."
-    )
-    unconfirmed: list[str] = Field(
-        default_factory=list, description="Claims that could not be confirmed."
-    )
+    checked: list[str] = Field(default_factory=list, description="What was checked, against which source.")
+    unconfirmed: list[str] = Field(default_factory=list, description="Claims that could not be confirmed.")
 
 
 class Case(Strict):

@@ -49,9 +49,13 @@ def unreleased_bounds(case: Case, releases: dict[str, frozenset[Version]]) -> li
                 if value is None or (name == "introduced" and value == "0"):
                     continue
                 if Version(value) not in known:
-                    problems.append((f"affected.{i}.ranges.{j}.{name}",
-                                     f"{aff.package} {value} is not a released version "
-                                     f"(kb/{RELEASES_FILE}; refresh with scripts/refresh_releases.py)"))
+                    problems.append(
+                        (
+                            f"affected.{i}.ranges.{j}.{name}",
+                            f"{aff.package} {value} is not a released version "
+                            f"(kb/{RELEASES_FILE}; refresh with scripts/refresh_releases.py)",
+                        )
+                    )
     return problems
 
 
@@ -67,7 +71,11 @@ def unsourced_bounds(case: Case) -> list[tuple[str, str]]:
                 if value is None or (name == "introduced" and value == "0"):
                     continue
                 if value not in checked:
-                    problems.append((f"affected.{i}.ranges.{j}.{name}",
-                                     f"{aff.package} {value}: verification.checked does not name the "
-                                     "source of this bound (the wheel, git tag or run it was checked on)"))
+                    problems.append(
+                        (
+                            f"affected.{i}.ranges.{j}.{name}",
+                            f"{aff.package} {value}: verification.checked does not name the "
+                            "source of this bound (the wheel, git tag or run it was checked on)",
+                        )
+                    )
     return problems

@@ -32,9 +32,14 @@ def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
         for kind in ("messages", "log_patterns"):
             for i, pat in enumerate(getattr(case.symptoms, kind)):
                 if pat.kind.value == "regex" and nested_quantifier(pat.pattern):
-                    problems.append(Problem(name, f"symptoms.{kind}.{i}",
-                                            "nested quantifier (a repeat inside an unbounded repeat) can take "
-                                            "exponential time on a crafted line; rewrite it without nesting"))
+                    problems.append(
+                        Problem(
+                            name,
+                            f"symptoms.{kind}.{i}",
+                            "nested quantifier (a repeat inside an unbounded repeat) can take "
+                            "exponential time on a crafted line; rewrite it without nesting",
+                        )
+                    )
         for i, rel in enumerate(case.related):
             if rel == cid:
                 problems.append(Problem(name, f"related.{i}", "a case cannot relate to itself"))

@@ -43,7 +43,7 @@ class Diagnosis(BaseModel):
     observations: list[str] = Field(default_factory=list)
 
     @classmethod
-    def from_parts(cls, report: Report, matches: list[Match], matched: bool, env: dict[str, str]) -> "Diagnosis":
+    def from_parts(cls, report: Report, matches: list[Match], matched: bool, env: dict[str, str]) -> Diagnosis:
         return cls(
             verdict="match" if matched else "no-known-case",
             matches=matches,

@@ -39,8 +39,7 @@ class Candidate:
 class Matcher:
     """Hybrid retrieval: dense (MiniLM via ONNX + faiss), BM25, structural, versions."""
 
-    def __init__(self, kb: KB, docs, vectors: np.ndarray, encoder, model: Model | None = None,
-                 bm25=None) -> None:
+    def __init__(self, kb: KB, docs, vectors: np.ndarray, encoder, model: Model | None = None, bm25=None) -> None:
         import faiss
 
         from assistant.match.lexical import BM25Index
@@ -58,7 +57,7 @@ class Matcher:
         self.keywords = kb.keywords  # context keywords less those healthy logs print
 
     @classmethod
-    def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> "Matcher":
+    def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> Matcher:
         from assistant.match.encoder import QUERY_TOKENS, OnnxEncoder, model_id
         from assistant.match.index import Index, ensure_onnx
 
@@ -76,8 +75,9 @@ class Matcher:
         np.maximum.at(out, self.doc_case, s)
         return out
 
-    def features(self, report: Report, exclude: tuple[str, int] | None = None,
-                 env: dict[str, str] | None = None) -> list[Candidate]:
+    def features(
+        self, report: Report, exclude: tuple[str, int] | None = None, env: dict[str, str] | None = None
+    ) -> list[Candidate]:
         """Feature rows for every case (unsorted). *exclude* masks one fixture (leave-one-out)."""
         q = query_text(report, background=self.kb.background)
         mask = None
@@ -103,9 +103,14 @@ class Matcher:
             case = self.kb.cases[cid]
             st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid])
             vv = version_verdict(case, env)
-            row = {"dense": dense[i], "dense_hi": max(0.0, dense[i] - 0.7) / 0.3, "bm25": bm[i],
-                   "bm25_abs": bm_abs[i], **st.values,
-                   "version_ruled_out": 1.0 if vv[0] == "fixed-in-your-version" else 0.0}
+            row = {
+                "dense": dense[i],
+                "dense_hi": max(0.0, dense[i] - 0.7) / 0.3,
+                "bm25": bm[i],
+                "bm25_abs": bm_abs[i],
+                **st.values,
+                "version_ruled_out": 1.0 if vv[0] == "fixed-in-your-version" else 0.0,
+            }
             feats = np.array([row.get(f, 0.0) for f in FEATURES], dtype=np.float64)
             out.append(Candidate(cid, feats, 0.0, st.evidence, vv))
         probs = self.model.prob(np.stack([c.features for c in out]))
@@ -113,8 +118,9 @@ class Matcher:
             c.prob = float(p)
         return out
 
-    def rank(self, report: Report, exclude: tuple[str, int] | None = None,
-             env: dict[str, str] | None = None) -> list[Candidate]:
+    def rank(
+        self, report: Report, exclude: tuple[str, int] | None = None, env: dict[str, str] | None = None
+    ) -> list[Candidate]:
         cands = self.features(report, exclude=exclude, env=env)
         return sorted(cands, key=lambda c: -c.prob)
 
@@ -136,8 +142,11 @@ class Matcher:
         fix_text = fix.title + (f"\n{fix.code.strip()}" if fix.code else "")
         evidence = list(dict.fromkeys(c.evidence))[:6]
         if not evidence and report.primary is not None:
-            evidence = [f"{report.primary.exception}: {report.primary.message.splitlines()[0][:200]}"
-                        if report.primary.message else report.primary.exception]
+            evidence = [
+                f"{report.primary.exception}: {report.primary.message.splitlines()[0][:200]}"
+                if report.primary.message
+                else report.primary.exception
+            ]
         signals = {f: round(float(v), 3) for f, v in zip(FEATURES, c.features) if v}
         return Match(
             case_id=c.case_id,

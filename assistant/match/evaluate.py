@@ -73,6 +73,7 @@ def _rank_metrics(items: list[tuple[Query, np.ndarray, float | None]], case_ids:
     oos = [(q, p, t) for q, p, t in items if q.truth is None]
     matched = 0
     for q, p, t in inkb:
+        assert q.truth is not None
         order = np.argsort(-p, kind="stable")
         pos = int(np.where(order == case_ids.index(q.truth))[0][0])
         s.recall1 += pos == 0
@@ -177,12 +178,14 @@ def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) ->
         train = [q for q in queries if q.group % folds != f]
         model = fit(train, case_ids)
         oof += [(f, q, model.prob(q.X)) for q in queries if q.group % folds == f]
-    ranked: list[tuple[Query, np.ndarray, float]] = []
+    ranked: list[tuple[Query, np.ndarray, float | None]] = []
     bands: list[tuple[str, bool]] = []
     for f in range(folds):
         others = [(q, p) for g, q, p in oof if g != f]
-        t = _best_threshold(np.array([p.max() for q, p in others if q.truth is not None]),
-                            np.array([p.max() for q, p in others if q.truth is None]))
+        t = _best_threshold(
+            np.array([p.max() for q, p in others if q.truth is not None]),
+            np.array([p.max() for q, p in others if q.truth is None]),
+        )
         m = Model()
         _set_threshold(m, t, pick_high(_tops(others, case_ids), t))
         for g, q, p in oof:

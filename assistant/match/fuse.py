@@ -31,8 +31,20 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 
 #: hand-set starting point, used until weights.json is fitted
 DEFAULT = {
-    "dense": 6.0, "dense_hi": 0.0, "bm25": 2.0, "bm25_abs": 0.0, "msg": 4.0, "text": 2.0, "log": 1.5, "metric": 2.5, "exc": 0.5,
-    "frames": 0.5, "settings": 0.5, "keywords": 1.0, "version_ruled_out": -1.5, "none": 5.0,
+    "dense": 6.0,
+    "dense_hi": 0.0,
+    "bm25": 2.0,
+    "bm25_abs": 0.0,
+    "msg": 4.0,
+    "text": 2.0,
+    "log": 1.5,
+    "metric": 2.5,
+    "exc": 0.5,
+    "frames": 0.5,
+    "settings": 0.5,
+    "keywords": 1.0,
+    "version_ruled_out": -1.5,
+    "none": 5.0,
 }
 
 
@@ -57,25 +69,31 @@ class Model:
         return e / (e.sum() + np.exp(b - m))
 
     def confidence(self, p: float) -> str:
-        """"low" below the abstention threshold (the verdict is then no-known-case), "medium" from
+        """ "low" below the abstention threshold (the verdict is then no-known-case), "medium" from
         it, "high" where the measured out-of-fold precision reaches 0.95 (`eval --fit`)."""
         return "high" if p >= self.high else "medium" if p >= max(self.medium, self.threshold) else "low"
 
     @classmethod
-    def load(cls, path: Path = WEIGHTS_FILE) -> "Model":
+    def load(cls, path: Path = WEIGHTS_FILE) -> Model:
         if not path.is_file():
             return cls()
         d = json.loads(path.read_text())
         return cls(weights=d["weights"], threshold=d["threshold"], high=d["high"], medium=d["medium"])
 
     def save(self, path: Path = WEIGHTS_FILE, meta: dict | None = None) -> None:
-        d = {"weights": self.weights, "threshold": self.threshold, "high": self.high,
-             "medium": self.medium, "meta": meta or {}}
+        d = {
+            "weights": self.weights,
+            "threshold": self.threshold,
+            "high": self.high,
+            "medium": self.medium,
+            "meta": meta or {},
+        }
         path.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
 
 
-def fit_listwise(queries: list[tuple[np.ndarray, int | None]], l2: float = 0.005, steps: int = 4000,
-                 lr: float = 2.0) -> dict[str, float]:
+def fit_listwise(
+    queries: list[tuple[np.ndarray, int | None]], l2: float = 0.005, steps: int = 4000, lr: float = 2.0
+) -> dict[str, float]:
     """Softmax over each query's candidates plus a 'none' option (the target for out-of-scope
     reports), fitted by full-batch gradient descent; in-KB and out-of-scope halves weighted equally.
 

@@ -59,13 +59,18 @@ def _build_lock(path: Path):
     try:
         lock.acquire(timeout=3)
     except Timeout:
-        print(f"trl-help: another trl-help process is building the index; waiting up to {LOCK_WAIT_S:.0f} s "
-              f"(lock {path})", file=sys.stderr)
+        print(
+            f"trl-help: another trl-help process is building the index; waiting up to {LOCK_WAIT_S:.0f} s "
+            f"(lock {path})",
+            file=sys.stderr,
+        )
         try:
             lock.acquire(timeout=LOCK_WAIT_S)
         except Timeout:
-            raise TimeoutError(f"the index build lock {path} has been held for over {LOCK_WAIT_S:.0f} s; "
-                               "if no other trl-help is running, delete it") from None
+            raise TimeoutError(
+                f"the index build lock {path} has been held for over {LOCK_WAIT_S:.0f} s; "
+                "if no other trl-help is running, delete it"
+            ) from None
     return _Held(lock)
 
 
@@ -89,7 +94,7 @@ class Index:
         self.bm25 = bm25  # BM25Index over the same docs (pickled with the index)
 
     @classmethod
-    def load_or_build(cls, kb: KB, progress: bool = True) -> "Index":
+    def load_or_build(cls, kb: KB, progress: bool = True) -> Index:
         from assistant.match.encoder import model_id
         from assistant.match.query import QUERY_VERSION
 
@@ -107,8 +112,12 @@ class Index:
                 return idx
             from assistant.quiet import quiet_libraries
 
-            print(f"trl-help: building the search index for {len(kb)} cases, once per KB version "
-                  "(about 30 s on 2 CPU cores)", file=sys.stderr, flush=True)
+            print(
+                f"trl-help: building the search index for {len(kb)} cases, once per KB version "
+                "(about 30 s on 2 CPU cores)",
+                file=sys.stderr,
+                flush=True,
+            )
             with quiet_libraries():
                 idx = cls.build(kb, progress=False)
             tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
@@ -129,7 +138,7 @@ class Index:
         return idx
 
     @staticmethod
-    def _load(path: Path) -> "Index | None":
+    def _load(path: Path) -> Index | None:
         if not (path / "OK").is_file():
             return None
         try:
@@ -146,7 +155,7 @@ class Index:
         return Index(docs, vectors, bm25)
 
     @classmethod
-    def build(cls, kb: KB, progress: bool = True) -> "Index":
+    def build(cls, kb: KB, progress: bool = True) -> Index:
         """Embed every case document with sentence-transformers (slow path, once per KB)."""
         from rich.progress import Progress
 

@@ -56,8 +56,8 @@ class BM25Index:
         for term, items in rows.items():
             idf = math.log(1 + (self.n - df[term] + 0.5) / (df[term] + 0.5))
             idx = np.array([i for i, _ in items], dtype=np.int64)
-            f = np.array([x for _, x in items], dtype=np.float64)
-            self.postings[term] = (idx, idf * f / (f + norm[idx]))
+            freq = np.array([x for _, x in items], dtype=np.float64)
+            self.postings[term] = (idx, idf * freq / (freq + norm[idx]))
 
     def scores(self, query: str) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.float32)

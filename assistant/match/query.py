@@ -9,7 +9,6 @@ from assistant.kb.load import KB
 from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
-
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
 QUERY_VERSION = 3
 
@@ -18,8 +17,7 @@ def foreground(text: str, background: frozenset[str]) -> str:
     """*text* less progress bars and the lines healthy runs print too (by shape)."""
     from assistant.kb.healthy import is_progress_bar, line_key
 
-    keep = [ln for ln in text.splitlines()
-            if ln.strip() and not is_progress_bar(ln) and line_key(ln) not in background]
+    keep = [ln for ln in text.splitlines() if ln.strip() and not is_progress_bar(ln) and line_key(ln) not in background]
     return "\n".join(keep)
 
 

@@ -9,6 +9,7 @@ from assistant.kb.model import Case, Effect
 from assistant.match.symptoms import log_hits, message_hits, metric_hits
 from assistant.parse.model import Report
 
+
 @dataclass
 class Structural:
     values: dict[str, float] = field(default_factory=dict)
@@ -25,9 +26,16 @@ def _lower_keywords(keywords: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(k.lower() for k in keywords)
 
 
-def structural(case: Case, report: Report, series: dict[str, list[float]], packages: set[str],
-               low: str | None = None, err: str | None = None, err_low: str | None = None,
-               keywords: tuple[str, ...] | None = None) -> Structural:
+def structural(
+    case: Case,
+    report: Report,
+    series: dict[str, list[float]],
+    packages: set[str],
+    low: str | None = None,
+    err: str | None = None,
+    err_low: str | None = None,
+    keywords: tuple[str, ...] | None = None,
+) -> Structural:
     """Feature values and evidence lines for one (case, report) pair. *keywords*: the case's
     lower-cased context keywords to count (default: all; the matcher passes only those that no
     healthy log contains)."""

@@ -25,10 +25,10 @@ _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def strip_controls(text: str) -> str:
     """*text* without terminal control sequences (what a log may carry and a terminal would obey)."""
     return ANSI_RE.sub("", text)
+
+
 #: `[rank3]: `, `[default3]:` (torchrun --tee), `[1,3]<stderr>:` (mpirun), `rank3: `
-RANK_RE = re.compile(
-    r"^\s*(?:\[rank(\d+)\]:|\[default(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|rank(\d+):)\s?"
-)
+RANK_RE = re.compile(r"^\s*(?:\[rank(\d+)\]:|\[default(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|rank(\d+):)\s?")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 #: what may follow an opening fence on its own line: a language tag (```python, ```bash)
 FENCE_INFO_RE = re.compile(r"^[\w+.#-]*$")

@@ -52,7 +52,7 @@ def iter_utf8_chunks(raw: BinaryIO) -> Iterator[bytes]:
 
     Raises InputError for empty or binary input.
     """
-    stream = open_stream(io.BufferedReader(raw) if not hasattr(raw, "peek") else raw)
+    stream = open_stream(io.BufferedReader(raw) if not hasattr(raw, "peek") else raw)  # type: ignore[type-var]
     try:
         first = stream.read(CHUNK)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:

@@ -56,9 +56,9 @@ def find_versions(text: str) -> dict[str, str]:
             continue
         out.setdefault(pkg, ver)
     if "python" not in out:
-        m = PY_PATH_RE.search(text)
-        if m:
-            out["python"] = m.group(1)
+        pm = PY_PATH_RE.search(text)
+        if pm:
+            out["python"] = pm.group(1)
     return out
 
 
@@ -90,13 +90,17 @@ FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
     "fsdp": re.compile(r"\bfsdp\b|fullyshardeddataparallel|fully_sharded"),
     "ddp": re.compile(r"distributeddataparallel|nn[/\\]parallel[/\\]distributed\.py"),
     "use_vllm": re.compile(r"site-packages[/\\]vllm[/\\]|\bvllm_mode\b|trl vllm-serve|vllm_client"),
-    "quantization": re.compile(r"bitsandbytes|load_in_4bit|load_in_8bit|linear4bit|linear8bitlt|\bgptq\b|\bawq\b|quantiz"),
+    "quantization": re.compile(
+        r"bitsandbytes|load_in_4bit|load_in_8bit|linear4bit|linear8bitlt|\bgptq\b|\bawq\b|quantiz"
+    ),
     "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']"),
     "docker": re.compile(r"\bdocker\b|/dev/shm"),
     "multimodal": re.compile(r"pixel_values|image_grid_thw|-vl-|\bvl\b|vision|processor\(images"),
 }
-_INT_KEYS = {"zero_stage": ("zero_stage", '"stage"'),
-             "world_size": ("world_size", "num_processes", "nproc_per_node", "WORLD_SIZE")}
+_INT_KEYS = {
+    "zero_stage": ("zero_stage", '"stage"'),
+    "world_size": ("world_size", "num_processes", "nproc_per_node", "WORLD_SIZE"),
+}
 ZERO3_RE = re.compile(r"zero[_-]?3|stage3|Stage3|partition_parameters|ZeRO-?3|zero_stage\W+3", re.I)
 VLLM_MODE_RE = re.compile(r"vllm_mode\s*[:=]\s*[\"']?(server|colocate)")
 

@@ -10,7 +10,10 @@ from assistant.parse.model import MetricRow
 
 #: transformers >= 5 logs the values as strings: {'loss': '0', 'grad_norm': '2.088', ...}
 DICT_RE = re.compile(r"\{\s*['\"][\w/.\-]+['\"]\s*:\s*['\"]?[-+\w.]+.*\}")
-PAIR_RE = re.compile(r"['\"](?P<k>[\w/.\-]+)['\"]\s*:\s*(?P<q>['\"]?)(?P<v>[-+]?(?:nan|inf|infinity|\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?))(?P=q)(?![\w.])", re.I)
+PAIR_RE = re.compile(
+    r"['\"](?P<k>[\w/.\-]+)['\"]\s*:\s*(?P<q>['\"]?)(?P<v>[-+]?(?:nan|inf|infinity|\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?))(?P=q)(?![\w.])",
+    re.I,
+)
 _SPLIT_RE = re.compile(r"\s*\|\s*|\t|\s{2,}")
 
 #: logged name (or its last path part) -> canonical metric name used by KB cases
@@ -80,9 +83,7 @@ def parse_metrics(lines: list[Line], limit: int = 5000) -> list[MetricRow]:
             header = None
             continue
         cells = _cells(t)
-        if len(cells) >= 2 and all(not _is_number(c) for c in cells) and any(
-            canonical_name(c) for c in cells
-        ):
+        if len(cells) >= 2 and all(not _is_number(c) for c in cells) and any(canonical_name(c) for c in cells):
             header = cells
             continue
         if header and cells and set("".join(cells)) <= set("-:| "):

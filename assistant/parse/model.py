@@ -79,9 +79,7 @@ class Report(BaseModel):
     """What the parser understood. `primary` is None when the text holds no error at all."""
 
     primary: ExceptionInfo | None = None
-    chain: list[ExceptionInfo] = Field(
-        default_factory=list, description="The primary chain, outermost first."
-    )
+    chain: list[ExceptionInfo] = Field(default_factory=list, description="The primary chain, outermost first.")
     other_errors: list[ExceptionInfo] = Field(
         default_factory=list, description="Errors outside the primary chain (other ranks, knock-ons)."
     )
@@ -97,7 +95,8 @@ class Report(BaseModel):
     signature: Signature = Field(default_factory=Signature)
     text: str = Field(default="", description="The cleaned text kept for matching (windows).", exclude=True)
     match_text: str = Field(
-        default="", exclude=True,
+        default="",
+        exclude=True,
         description="`text` without knock-on lines (other ranks' NCCL timeouts …) when the primary is a root failure.",
     )
     truncated: bool = Field(default=False, description="True when only windows of a big log were kept.")

@@ -85,7 +85,11 @@ def _pick_primary(chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo] | No
         return None
 
     return (
-        first(lambda c: any(SEVERE_RE.search(e.exception + " " + e.message) for e in c) and not all(_is_knock_on(e) for e in c))
+        first(
+            lambda c: (
+                any(SEVERE_RE.search(e.exception + " " + e.message) for e in c) and not all(_is_knock_on(e) for e in c)
+            )
+        )
         or first(lambda c: not _is_knock_on(c[-1]))
         or first(lambda c: not all(_is_knock_on(e) for e in c))
         or chains[0]
@@ -100,9 +104,13 @@ def _repair_truncated(chain: list[ExceptionInfo], chains: list[list[ExceptionInf
     if real:
         return real
     lone = [
-        c[-1] for c in chains
-        if c is not chain and c[-1].exception != TRUNC and not c[-1].frames
-        and not _is_knock_on(c[-1]) and c[-1].rank == cut.rank
+        c[-1]
+        for c in chains
+        if c is not chain
+        and c[-1].exception != TRUNC
+        and not c[-1].frames
+        and not _is_knock_on(c[-1])
+        and c[-1].rank == cut.rank
     ]
     if not lone:
         return chain
@@ -168,6 +176,7 @@ def _evidence_text(lines: list[Line], report: Report) -> str:
     knock-on lines when the primary error is a root failure."""
     drop_knock = report.primary is not None and not any(_is_knock_on(e) for e in report.chain)
     n = len(lines)
+    keep: list[int] | range
     if len(report.text) < EVIDENCE_LIMIT:  # report.text is the lines joined
         keep = range(n)
     else:

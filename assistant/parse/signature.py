@@ -10,7 +10,12 @@ _SUBS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?:[A-Za-z]:\\|~?/)(?:[^\s'\"():,\]]+[/\\])*[^\s'\"():,\]]*"), "<path>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
     (re.compile(r"\b[\w.-]+/[\w.-]*\d[\w.-]*\b"), "<model>"),  # org/Model-7B style hub ids
-    (re.compile(r"\b[A-Z][A-Za-z0-9]*?(For(?:CausalLM|ConditionalGeneration|SequenceClassification|TokenClassification))\b"), r"<Model>\1"),
+    (
+        re.compile(
+            r"\b[A-Z][A-Za-z0-9]*?(For(?:CausalLM|ConditionalGeneration|SequenceClassification|TokenClassification))\b"
+        ),
+        r"<Model>\1",
+    ),
     (re.compile(r"\b\d+\.\d+(?:e[-+]?\d+)?\b"), "<f>"),
     (re.compile(r"\b\d{2,}\b"), "<n>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f-]{20,}\b"), "<uuid>"),

@@ -19,14 +19,40 @@ AFTER = 48 * 1024
 FIRST_WINDOWS = 8
 LAST_WINDOWS = 64
 #: literals that open an error window (bytes.find is ~50x faster than a regex alternation)
-ERR_LITERALS = (b"Traceback (most recent", b"Error", b"Exception", b"exitcode", b"Killed", b"SIGKILL",
-                b"Root Cause", b"imeout", b"During handling", b"direct cause")
+ERR_LITERALS = (
+    b"Traceback (most recent",
+    b"Error",
+    b"Exception",
+    b"exitcode",
+    b"Killed",
+    b"SIGKILL",
+    b"Root Cause",
+    b"imeout",
+    b"During handling",
+    b"direct cause",
+)
 #: metric lines, kept over the whole log (first few hundred, last few thousand)
 METRIC_LITERALS = (b"'loss'", b'"loss"', b"Training Loss", b"'reward", b"grad_norm")
 #: environment / settings lines: config dumps and `trl env` blocks sit at the top of a log
-HEAD_LITERALS = (b"version", b"==", b"gradient_checkpointing", b"use_reentrant", b"use_vllm", b"load_in_",
-                 b"num_generations", b"per_device_train_batch_size", b"zero_stage", b'"stage"', b"bf16",
-                 b"fp16", b"Warning:", b"world_size", b"nproc_per_node", b"stuck", b"hang")
+HEAD_LITERALS = (
+    b"version",
+    b"==",
+    b"gradient_checkpointing",
+    b"use_reentrant",
+    b"use_vllm",
+    b"load_in_",
+    b"num_generations",
+    b"per_device_train_batch_size",
+    b"zero_stage",
+    b'"stage"',
+    b"bf16",
+    b"fp16",
+    b"Warning:",
+    b"world_size",
+    b"nproc_per_node",
+    b"stuck",
+    b"hang",
+)
 HEAD_BYTES = 16 << 20
 
 

@@ -48,13 +48,13 @@ _SRC_SEG_RE = re.compile(
 def attribute(path: str) -> str:
     """The package a frame's file belongs to."""
     m = None
-    for m in _PKG_SEG_RE.finditer(path):
+    for m in _PKG_SEG_RE.finditer(path):  # noqa: B007 - keeps the last match
         pass
     if m:
         top = m.group(1).split(".")[0].lower()
         top = {"flash_attn": "flash-attn", "pytorch": "torch"}.get(top, top)
         return top if top in FRAME_PACKAGES else "other"
-    for m in _SRC_SEG_RE.finditer(path):
+    for m in _SRC_SEG_RE.finditer(path):  # noqa: B007 - keeps the last match
         pass
     if m:
         return m.group(1)

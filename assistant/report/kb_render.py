@@ -48,7 +48,9 @@ def render_case(case: Case, console: Console | None = None) -> None:
         c.print(Markdown("## Affected versions"))
         for a in case.affected:
             rs = "; ".join(
-                f">={r.introduced}" + (f", <{r.fixed}" if r.fixed else "") + (f", <={r.last_affected}" if r.last_affected else "")
+                f">={r.introduced}"
+                + (f", <{r.fixed}" if r.fixed else "")
+                + (f", <={r.last_affected}" if r.last_affected else "")
                 for r in a.ranges
             )
             c.print(f"  • {a.package}: {rs}" + (f"  fixed by {a.fixed_by}" if a.fixed_by else ""))

@@ -9,9 +9,13 @@ from assistant.report.safe_markdown import code_span
 
 def _case_section(m: Match, kb: KB, full: bool) -> list[str]:
     case = kb.cases[m.case_id]
-    out = [f"### {case.title}", "",
-           f"**Case** `{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
-           f"versions: **{m.versions.verdict}** — {m.versions.detail}", ""]
+    out = [
+        f"### {case.title}",
+        "",
+        f"**Case** `{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
+        f"versions: **{m.versions.verdict}** — {m.versions.detail}",
+        "",
+    ]
     if m.evidence:
         out += ["**Why it matched** (from your log):", ""] + [f"> {code_span(e)}" for e in m.evidence[:4]] + [""]
     if not full:
@@ -36,8 +40,7 @@ def render_markdown(d: Diagnosis, kb: KB) -> str:
         first = d.error.message.splitlines()[0][:200] if d.error.message else ""
         lines += [f"**Error:** {code_span(f'{d.error.exception}: {first}')}", ""]
     if d.verdict == "no-known-case" or not d.matches:
-        lines += ["## No known case", "",
-                  "trl-help found no known failure that fits this report confidently."]
+        lines += ["## No known case", "", "trl-help found no known failure that fits this report confidently."]
         if d.matches:
             lines += ["", "Nearest related cases (low confidence):", ""]
             lines += [f"- `{m.case_id}` — {m.title} ({m.score:.2f})" for m in d.matches]

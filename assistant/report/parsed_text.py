@@ -13,8 +13,10 @@ def render_report(r: Report, console: Console | None = None) -> None:
     if r.primary is None:
         c.print("[bold]primary error:[/] none found")
     else:
-        c.print(f"[bold]primary error:[/] [red]{r.primary.exception}[/]: {r.primary.message[:500]}"
-                + (f"  (rank {r.primary.rank})" if r.primary.rank is not None else ""))
+        c.print(
+            f"[bold]primary error:[/] [red]{r.primary.exception}[/]: {r.primary.message[:500]}"
+            + (f"  (rank {r.primary.rank})" if r.primary.rank is not None else "")
+        )
     if len(r.chain) > 1:
         c.print("[bold]chain[/] (outermost first):")
         for e in r.chain:

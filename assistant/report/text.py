@@ -35,9 +35,7 @@ def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Con
         return
     top = d.matches[0]
     case = kb.cases[top.case_id]
-    head = Text.assemble(
-        (top.confidence.upper(), _BADGE[top.confidence]), f"  {top.score:.2f}  ", (case.title, "bold")
-    )
+    head = Text.assemble((top.confidence.upper(), _BADGE[top.confidence]), f"  {top.score:.2f}  ", (case.title, "bold"))
     parts: list = [head, Text(f"case {case.id}", style="dim")]
     if top.evidence:
         parts.append(Text("\nWhy it matched:", style="bold"))
@@ -49,8 +47,13 @@ def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Con
         parts.append(Text(f"{i}. {fx.title} [{fx.safety.value}]{trade}"))
         if fx.code:
             parts.append(Syntax(fx.code.rstrip(), fx.language, theme="ansi_dark", background_color="default"))
-    parts.append(Text.assemble(("\nVersions: ", "bold"), (top.versions.verdict, _VERSION[top.versions.verdict]),
-                               f" — {top.versions.detail}"))
+    parts.append(
+        Text.assemble(
+            ("\nVersions: ", "bold"),
+            (top.versions.verdict, _VERSION[top.versions.verdict]),
+            f" — {top.versions.detail}",
+        )
+    )
     if case.probe:
         parts.append(Text.assemble(("Confirm: ", "bold"), f"trl-help probe {case.id} --model /path/to/model"))
     parts.append(Text("References: " + "  ".join(r.url for r in case.references[:4]), style="dim"))

@@ -69,8 +69,14 @@ def pair_precision(vectors: np.ndarray, labels: list[str], threshold: float) -> 
     pred = s >= threshold
     tp = int((pred & y).sum())
     fp = int((pred & ~y).sum())
-    return {"threshold": threshold, "pairs_above": tp + fp, "true": tp, "false": fp,
-            "precision": tp / (tp + fp) if tp + fp else 1.0, "recall": tp / int(y.sum()) if y.any() else 0.0}
+    return {
+        "threshold": threshold,
+        "pairs_above": tp + fp,
+        "true": tp,
+        "false": fp,
+        "precision": tp / (tp + fp) if tp + fp else 1.0,
+        "recall": tp / int(y.sum()) if y.any() else 0.0,
+    }
 
 
 _HEAD_NUM = re.compile(r"<[a-z]+>|\d+")

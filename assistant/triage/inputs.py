@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
 from assistant.parse.clean import strip_controls, valid_unicode
 
 #: fields `gh issue list --json` is asked for (docs/triage.md)
@@ -26,6 +27,13 @@ _TEXT_SUFFIXES = (".md", ".txt", ".markdown")
 
 class ExportError(ValueError):
     """The whole input is unusable (the message is one line)."""
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    """The first position at or after *pos* that is not white space."""
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
 
 
 @dataclass(frozen=True)
@@ -109,9 +117,8 @@ def _decode_array(text: str, batch: Batch, src: str) -> None:
     pos = text.index("[") + 1
     n = 0
     last = None
-    ws = re.compile(r"\s*")
     while True:
-        pos = ws.match(text, pos).end()
+        pos = _skip_ws(text, pos)
         if pos >= len(text):
             after = f" after issue #{last}" if last is not None else ""
             batch.problems.append(f"{src}: JSON array is truncated{after}; kept {len(batch.issues)} issue(s)")
@@ -126,7 +133,8 @@ def _decode_array(text: str, batch: Batch, src: str) -> None:
                 raise ExportError(f"{src}: not valid JSON ({exc.msg} at {_line_col(text, exc.pos)})") from None
             batch.problems.append(
                 f"{src}: invalid JSON at {_line_col(text, exc.pos)}{after} ({exc.msg}); "
-                f"kept {len(batch.issues)} issue(s) before it")
+                f"kept {len(batch.issues)} issue(s) before it"
+            )
             return
         n += 1
         try:
@@ -135,7 +143,7 @@ def _decode_array(text: str, batch: Batch, src: str) -> None:
             last = issue.number
         except ValueError as exc:
             batch.problems.append(f"{src}: {exc}; skipped")
-        pos = ws.match(text, end).end()
+        pos = _skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
             pos += 1
         elif pos < len(text) and text[pos] == "]":
@@ -143,7 +151,8 @@ def _decode_array(text: str, batch: Batch, src: str) -> None:
         elif pos < len(text):
             batch.problems.append(
                 f"{src}: invalid JSON at {_line_col(text, pos)} after issue #{last} (expected ',' or ']'); "
-                f"kept {len(batch.issues)} issue(s) before it")
+                f"kept {len(batch.issues)} issue(s) before it"
+            )
             return
 
 
@@ -250,9 +259,11 @@ def parse_export(text: str, src: str = "<input>") -> Batch:
                 except ValueError as exc:
                     raise ExportError(f"{src}: {exc}") from None
     else:
-        raise ExportError(f"{src}: not a JSON array or JSON Lines of issues "
-                          f"(starts with {_one_line(stripped[:20], 24)!r}); "
-                          f"export with `gh issue list --json {GH_FIELDS}`")
+        raise ExportError(
+            f"{src}: not a JSON array or JSON Lines of issues "
+            f"(starts with {_one_line(stripped[:20], 24)!r}); "
+            f"export with `gh issue list --json {GH_FIELDS}`"
+        )
     if not batch.issues:
         why = batch.problems[0] if batch.problems else f"{src}: no issues in the export"
         raise ExportError(why if len(batch.problems) <= 1 else f"{why} (and {len(batch.problems) - 1} more problem(s))")

@@ -7,8 +7,19 @@ import io
 
 from assistant.triage.run import TriageResult
 
-COLUMNS = ("number", "title", "url", "verdict", "case_id", "score", "confidence", "version_verdict",
-           "labels", "duplicates", "error")
+COLUMNS = (
+    "number",
+    "title",
+    "url",
+    "verdict",
+    "case_id",
+    "score",
+    "confidence",
+    "version_verdict",
+    "labels",
+    "duplicates",
+    "error",
+)
 
 
 #: a cell starting with one of these is a formula to a spreadsheet (=HYPERLINK(...), +cmd, @SUM)
@@ -28,11 +39,22 @@ def render_csv(result: TriageResult) -> str:
     w.writerow(COLUMNS)
     for r in result.issues:
         top = r.matches[0] if r.matches else None
-        w.writerow([cell(v) for v in [
-            r.number, r.title, r.url or "", r.verdict,
-            top.case_id if top and r.verdict == "match" else "",
-            f"{top.score:.4f}" if top else "", top.confidence if top and r.verdict == "match" else "",
-            r.versions.verdict if r.versions and r.verdict == "match" else "",
-            " ".join(r.labels), " ".join(str(n) for n in r.duplicates), r.error or "",
-        ]])
+        w.writerow(
+            [
+                cell(v)
+                for v in [
+                    r.number,
+                    r.title,
+                    r.url or "",
+                    r.verdict,
+                    top.case_id if top and r.verdict == "match" else "",
+                    f"{top.score:.4f}" if top else "",
+                    top.confidence if top and r.verdict == "match" else "",
+                    r.versions.verdict if r.versions and r.verdict == "match" else "",
+                    " ".join(r.labels),
+                    " ".join(str(n) for n in r.duplicates),
+                    r.error or "",
+                ]
+            ]
+        )
     return buf.getvalue()

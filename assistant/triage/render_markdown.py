@@ -15,12 +15,15 @@ def _cell(s: str, n: int = 90) -> str:
 def render_markdown_report(result: TriageResult) -> str:
     st = result.stats
     n, matched = len(result.issues), sum(r.verdict == "match" for r in result.issues)
-    out = ["# trl-help triage", "",
-           f"{n} issue(s): **{matched}** match a known case, **{n - matched}** do not. "
-           f"{len([c for c in result.clusters if c.kind == 'case'])} case cluster(s), "
-           f"{len([c for c in result.clusters if c.kind == 'near-duplicate'])} near-duplicate cluster(s), "
-           f"{len(result.new_categories)} possible new failure categor{'y' if len(result.new_categories) == 1 else 'ies'}.",
-           ""]
+    out = [
+        "# trl-help triage",
+        "",
+        f"{n} issue(s): **{matched}** match a known case, **{n - matched}** do not. "
+        f"{len([c for c in result.clusters if c.kind == 'case'])} case cluster(s), "
+        f"{len([c for c in result.clusters if c.kind == 'near-duplicate'])} near-duplicate cluster(s), "
+        f"{len(result.new_categories)} possible new failure categor{'y' if len(result.new_categories) == 1 else 'ies'}.",
+        "",
+    ]
     if st.get("from_cache"):
         out += [f"_{st['processed']} issue(s) processed, {st['from_cache']} from the cache._", ""]
     out += ["## Known cases", ""]
@@ -29,8 +32,10 @@ def render_markdown_report(result: TriageResult) -> str:
         out += ["| Issue | Title | Case | Confidence | Versions | Labels |", "|---|---|---|---|---|---|"]
         for r in rows:
             m = r.matches[0]
-            out.append(f"| #{r.number} | {_cell(r.title, 70)} | `{m.case_id}` | {m.confidence} ({m.score:.2f}) | "
-                       f"{m.versions.verdict} | {', '.join(r.labels)} |")
+            out.append(
+                f"| #{r.number} | {_cell(r.title, 70)} | `{m.case_id}` | {m.confidence} ({m.score:.2f}) | "
+                f"{m.versions.verdict} | {', '.join(r.labels)} |"
+            )
     else:
         out.append("_None._")
     out.append("")
@@ -41,14 +46,25 @@ def render_markdown_report(result: TriageResult) -> str:
         out.append("")
     nd = [c for c in result.clusters if c.kind == "near-duplicate"]
     out += ["## Near-duplicates among unmatched issues", ""]
-    out += [f"- " + ", ".join(f"#{n}" for n in c.issues) + f" (similarity ≥ {c.similarity:.2f}) — {_cell(c.title, 80)}"
-            for c in nd] or ["_None above the threshold._"]
-    out += ["", "## Possible new failure categories", "",
-            "Unmatched issues with a real traceback, grouped by error. Scaffold a KB case with the command shown.", ""]
+    out += [
+        "- " + ", ".join(f"#{n}" for n in c.issues) + f" (similarity ≥ {c.similarity:.2f}) — {_cell(c.title, 80)}"
+        for c in nd
+    ] or ["_None above the threshold._"]
+    out += [
+        "",
+        "## Possible new failure categories",
+        "",
+        "Unmatched issues with a real traceback, grouped by error. Scaffold a KB case with the command shown.",
+        "",
+    ]
     for c in result.new_categories:
         key = " ".join(c.key.split())
-        out.append(f"- {code_span(key if len(key) <= 110 else key[:109] + '…')} — " + ", ".join(f"#{n}" for n in c.issues)
-                   + (f" (frames: {', '.join(c.packages)})" if c.packages else "") + f"  \n  `{c.scaffold}`")
+        out.append(
+            f"- {code_span(key if len(key) <= 110 else key[:109] + '…')} — "
+            + ", ".join(f"#{n}" for n in c.issues)
+            + (f" (frames: {', '.join(c.packages)})" if c.packages else "")
+            + f"  \n  `{c.scaffold}`"
+        )
     if not result.new_categories:
         out.append("_None._")
     out.append("")

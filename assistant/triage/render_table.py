@@ -13,11 +13,15 @@ _CONF_STYLE = {"high": "green", "medium": "yellow", "low": "red"}
 def render_table(result: TriageResult, console: Console | None = None) -> None:
     c = console or Console()
     t = Table(title="Issues", show_edge=False, expand=False)
-    for col, kw in (("#", {"justify": "right", "no_wrap": True}),
-                    ("title", {"max_width": 40, "overflow": "ellipsis", "no_wrap": True}),
-                    ("case", {"no_wrap": True}), ("conf.", {"no_wrap": True}), ("versions", {"no_wrap": True}),
-                    ("labels", {"max_width": 18, "overflow": "ellipsis", "no_wrap": True}),
-                    ("dups", {"no_wrap": True})):
+    for col, kw in (
+        ("#", {"justify": "right", "no_wrap": True}),
+        ("title", {"max_width": 40, "overflow": "ellipsis", "no_wrap": True}),
+        ("case", {"no_wrap": True}),
+        ("conf.", {"no_wrap": True}),
+        ("versions", {"no_wrap": True}),
+        ("labels", {"max_width": 18, "overflow": "ellipsis", "no_wrap": True}),
+        ("dups", {"no_wrap": True}),
+    ):
         t.add_column(col, **kw)
     for r in result.issues:
         if r.verdict == "match":
@@ -26,7 +30,7 @@ def render_table(result: TriageResult, console: Console | None = None) -> None:
             conf = f"[{_CONF_STYLE[m.confidence]}]{m.confidence} {m.score:.2f}[/]"
             ver = m.versions.verdict
         else:
-            case, conf, ver = "[dim]no known case[/]", "", ""
+            case, conf, ver = "[dim]no known case[/]", "", ""  # type: ignore[assignment]
         dups = ",".join(str(n) for n in r.duplicates[:4]) + ("…" if len(r.duplicates) > 4 else "")
         t.add_row(str(r.number), r.title, case, conf, ver, ",".join(r.labels), dups)
     c.print(t)
@@ -47,5 +51,7 @@ def render_table(result: TriageResult, console: Console | None = None) -> None:
             nt.add_row(cat.key, " ".join(f"#{n}" for n in cat.issues), cat.scaffold)
         c.print(nt)
     st = result.stats
-    c.print(f"{st.get('issues', 0)} issue(s): {st.get('matched', 0)} matched; "
-            f"{st.get('processed', 0)} processed, {st.get('from_cache', 0)} from cache, {st.get('seconds', 0)} s")
+    c.print(
+        f"{st.get('issues', 0)} issue(s): {st.get('matched', 0)} matched; "
+        f"{st.get('processed', 0)} processed, {st.get('from_cache', 0)} from cache, {st.get('seconds', 0)} s"
+    )

@@ -34,14 +34,17 @@ def version_advice(m: Match, kb: KB, env: dict[str, str]) -> list[str]:
         if targets:
             lines[0] += " Upgrading to " + ", ".join(targets) + " fixes it."
     elif v == "fixed-in-your-version":
-        lines[0] += (f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}. Since your versions look past the "
-                     "fix, please double-check the versions of the environment that actually ran (e.g. the "
-                     "training nodes); if they are current, this may be a different cause and a minimal "
-                     "reproduction would help.")
+        lines[0] += (
+            f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}. Since your versions look past the "
+            "fix, please double-check the versions of the environment that actually ran (e.g. the "
+            "training nodes); if they are current, this may be a different cause and a minimal "
+            "reproduction would help."
+        )
     elif case.affected:
         pk = ", ".join(sorted({a.package for a in case.affected}))
-        lines[0] += (f" The versions of {pk} decide this case but are not in the report; please paste the output "
-                     "of `trl env`.")
+        lines[0] += (
+            f" The versions of {pk} decide this case but are not in the report; please paste the output of `trl env`."
+        )
         if targets:
             lines[0] += " Fixed in " + ", ".join(targets) + "."
     else:
@@ -59,8 +62,11 @@ def draft_reply(d: Diagnosis, kb: KB) -> str:
     body = render_markdown(d, kb).rstrip("\n").replace(" (try --installed)", "")
     if d.verdict == "match" and d.matches:
         m = d.matches[0]
-        opening = ("This looks like a known failure." if m.confidence == "high"
-                   else "This may be a known failure; please check the evidence below against your log.")
+        opening = (
+            "This looks like a known failure."
+            if m.confidence == "high"
+            else "This may be a known failure; please check the evidence below against your log."
+        )
         parts = [f"Thanks for the report! {opening}", "", body, ""]
         parts += version_advice(m, kb, d.environment)
         if not _has_probe_line(body):
@@ -69,14 +75,27 @@ def draft_reply(d: Diagnosis, kb: KB) -> str:
         return "\n".join(parts) + "\n"
     asks = []
     if d.error is None:
-        asks.append("the full error traceback (the whole `Traceback (most recent call last): ...` block, "
-                    "from every rank if you ran several processes)")
+        asks.append(
+            "the full error traceback (the whole `Traceback (most recent call last): ...` block, "
+            "from every rank if you ran several processes)"
+        )
     if not d.environment:
         asks.append("the output of `trl env`")
     asks.append("a minimal script or command that reproduces it, with the launcher and config you used")
-    parts = ["Thanks for the report! We could not match it to a known failure yet. To help us look into "
-             "it, could you share:", ""]
+    parts = [
+        "Thanks for the report! We could not match it to a known failure yet. To help us look into "
+        "it, could you share:",
+        "",
+    ]
     parts += [f"- {a}" for a in asks]
-    parts += ["", "<details><summary>What trl-help found</summary>", "", body, "", "</details>", "",
-              FOOTER.format(what="")]
+    parts += [
+        "",
+        "<details><summary>What trl-help found</summary>",
+        "",
+        body,
+        "",
+        "</details>",
+        "",
+        FOOTER.format(what=""),
+    ]
     return "\n".join(parts) + "\n"

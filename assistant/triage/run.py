@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -124,8 +125,14 @@ def _progress(enabled: bool) -> Iterator:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as p:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as p:
         yield p
 
 
@@ -149,8 +156,9 @@ def body_text(report) -> str:
     return normalise(report.text[:1500])
 
 
-def _diagnose_batch(todo: list[Issue], matcher, opts: Options, problems: list[str], prog
-                    ) -> list[tuple[Issue, IssueResult, np.ndarray, np.ndarray | None]]:
+def _diagnose_batch(
+    todo: list[Issue], matcher, opts: Options, problems: list[str], prog
+) -> list[tuple[Issue, IssueResult, np.ndarray, np.ndarray | None]]:
     from assistant.match.query import query_text
     from assistant.parse import parse_text
     from assistant.triage.reply import draft_reply
@@ -173,13 +181,20 @@ def _diagnose_batch(todo: list[Issue], matcher, opts: Options, problems: list[st
             d = matcher.diagnose(rep, top=opts.top)
             top = d.matches[0] if d.matches else None
             res = IssueResult(
-                number=issue.number, title=issue.title, url=issue.url, verdict=d.verdict, matches=d.matches,
+                number=issue.number,
+                title=issue.title,
+                url=issue.url,
+                verdict=d.verdict,
+                matches=d.matches,
                 labels=list(top.labels) if (top and d.verdict == "match") else [],
-                reply=draft_reply(d, matcher.kb), versions=top.versions if top else None,
-                error=_error_line(rep), error_key=error_key(rep.primary.exception, rep.signature.message)
-                if rep.primary else "", has_traceback=_has_traceback(rep, issue.text),
+                reply=draft_reply(d, matcher.kb),
+                versions=top.versions if top else None,
+                error=_error_line(rep),
+                error_key=error_key(rep.primary.exception, rep.signature.message) if rep.primary else "",
+                has_traceback=_has_traceback(rep, issue.text),
                 packages=[p for p in rep.packages_in_frames() if p not in ("user", "other", "python")],
-                environment=d.environment, existing_labels=list(issue.labels),
+                environment=d.environment,
+                existing_labels=list(issue.labels),
             )
             out.append([issue, res, memo.memo[q], None])
             if d.verdict != "match":
@@ -219,25 +234,36 @@ def triage(batch: Batch, matcher, opts: Options | None = None) -> TriageResult:
     with _progress(opts.progress and bool(todo)) as prog:
         for issue, res, qv, bv in _diagnose_batch(todo, matcher, opts, problems, prog):
             rows[issue.number] = (res, qv, bv)
-            cache.put(issue.number, issue.content_hash, res.model_dump(mode="json", exclude={"cached", "duplicates"}),
-                      np.concatenate([qv, bv]) if bv is not None else qv)
+            cache.put(
+                issue.number,
+                issue.content_hash,
+                res.model_dump(mode="json", exclude={"cached", "duplicates"}),
+                np.concatenate([qv, bv]) if bv is not None else qv,
+            )
     try:
         cache.save()
     except OSError as exc:
         problems.append(f"cache not saved ({exc}); results are complete")
     order = [i.number for i in batch.issues if i.number in rows]
     results = [rows[n][0] for n in order]
-    clusters, categories = _clusters(results, [rows[n][1] for n in order], [rows[n][2] for n in order],
-                                     matcher.kb, opts)
+    clusters, categories = _clusters(
+        results, [rows[n][1] for n in order], [rows[n][2] for n in order], matcher.kb, opts
+    )
     dt = time.perf_counter() - t0
-    stats = {"issues": len(results), "processed": len(todo), "from_cache": cache.hits,
-             "matched": sum(r.verdict == "match" for r in results), "problems": len(problems),
-             "seconds": round(dt, 3)}
+    stats: dict[str, float | int | str] = {
+        "issues": len(results),
+        "processed": len(todo),
+        "from_cache": cache.hits,
+        "matched": sum(r.verdict == "match" for r in results),
+        "problems": len(problems),
+        "seconds": round(dt, 3),
+    }
     return TriageResult(issues=results, clusters=clusters, new_categories=categories, problems=problems, stats=stats)
 
 
-def _clusters(results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], kb,
-              opts: Options) -> tuple[list[Cluster], list[NewCategory]]:
+def _clusters(
+    results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], kb, opts: Options
+) -> tuple[list[Cluster], list[NewCategory]]:
     clusters: list[Cluster] = []
     by_case: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(results):
@@ -253,7 +279,7 @@ def _clusters(results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[n
     dup_groups: list[list[int]] = []
     if len(un) >= 2:
         # similarity = mean of the query-vector and the body-vector cosine (measured in docs/triage.md)
-        stacked = np.concatenate([np.stack([qvecs[i] for i in un]), np.stack([bvecs[i] for i in un])], axis=1)
+        stacked = np.concatenate([np.stack([qvecs[i] for i in un]), np.stack([bvecs[i] for i in un])], axis=1)  # type: ignore[misc]
         stacked = stacked / np.sqrt(2.0)  # so that the dot product is the mean of the two cosines
         for members, sim in near_duplicate_groups(stacked, opts.dup_threshold):
             g = [un[m] for m in members]
@@ -261,10 +287,17 @@ def _clusters(results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[n
             nums = [results[i].number for i in g]
             for i in g:
                 results[i].duplicates = [n for n in nums if n != results[i].number]
-            clusters.append(Cluster(kind="near-duplicate", issues=nums, title=results[g[0]].title or
-                                    (results[g[0]].error or ""), similarity=round(sim, 3)))
-    tb = [i for i in un if results[i].has_traceback] + \
-         [i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is None and r.has_traceback]
+            clusters.append(
+                Cluster(
+                    kind="near-duplicate",
+                    issues=nums,
+                    title=results[g[0]].title or (results[g[0]].error or ""),
+                    similarity=round(sim, 3),
+                )
+            )
+    tb = [i for i in un if results[i].has_traceback] + [
+        i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is None and r.has_traceback
+    ]
     pos = {i: k for k, i in enumerate(tb)}
     local_dups = [[pos[i] for i in g if i in pos] for g in dup_groups]
     categories = []
@@ -272,9 +305,15 @@ def _clusters(results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[n
         rs = [results[tb[k]] for k in g]
         rs.sort(key=lambda r: r.number)
         pk = sorted({p for r in rs for p in r.packages})
-        categories.append(NewCategory(
-            key=rs[0].error_key or (rs[0].error or ""), issues=[r.number for r in rs],
-            exception=(rs[0].error or "").split(":", 1)[0], packages=pk, titles=[r.title for r in rs][:5],
-            scaffold=f"trl-help kb new --from-issue {rs[0].number} --issues {opts.source}"))
+        categories.append(
+            NewCategory(
+                key=rs[0].error_key or (rs[0].error or ""),
+                issues=[r.number for r in rs],
+                exception=(rs[0].error or "").split(":", 1)[0],
+                packages=pk,
+                titles=[r.title for r in rs][:5],
+                scaffold=f"trl-help kb new --from-issue {rs[0].number} --issues {opts.source}",
+            )
+        )
     categories.sort(key=lambda c: (-len(c.issues), c.issues[0]))
     return clusters, categories

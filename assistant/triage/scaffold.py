@@ -15,8 +15,36 @@ import yaml
 
 from assistant.kb.model import PACKAGES
 
-_STOP = {"a", "an", "the", "when", "with", "in", "on", "of", "for", "to", "and", "is", "it", "i", "my",
-         "error", "bug", "issue", "using", "while", "after", "from", "at", "by", "not", "does", "doesnt", "cannot"}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "when",
+    "with",
+    "in",
+    "on",
+    "of",
+    "for",
+    "to",
+    "and",
+    "is",
+    "it",
+    "i",
+    "my",
+    "error",
+    "bug",
+    "issue",
+    "using",
+    "while",
+    "after",
+    "from",
+    "at",
+    "by",
+    "not",
+    "does",
+    "doesnt",
+    "cannot",
+}
 
 
 def case_id_from_title(title: str, number: int) -> str:
@@ -27,8 +55,15 @@ def case_id_from_title(title: str, number: int) -> str:
 
 
 #: normalised-signature placeholders -> regexes matching what they replaced
-_PLACEHOLDERS = {"<path>": r"\S+", "<hex>": r"0x[0-9a-fA-F]+", "<model>": r"\S+", "<Model>": r"\w+",
-                 "<f>": r"[\d.e+-]+", "<n>": r"\d+", "<uuid>": r"[0-9a-f-]+"}
+_PLACEHOLDERS = {
+    "<path>": r"\S+",
+    "<hex>": r"0x[0-9a-fA-F]+",
+    "<model>": r"\S+",
+    "<Model>": r"\w+",
+    "<f>": r"[\d.e+-]+",
+    "<n>": r"\d+",
+    "<uuid>": r"[0-9a-f-]+",
+}
 
 
 class _Dumper(yaml.SafeDumper):
@@ -72,8 +107,11 @@ def build_case(issue, report) -> dict:
         symptoms["log_patterns"] = [{"pattern": (warn or "TODO: a stable log line")[:160], "kind": "literal"}]
     frames = [p for p in report.packages_in_frames() if p in PACKAGES]
     labels = [p for p in frames if p in ("trl", "peft", "deepspeed", "accelerate", "vllm", "transformers")] or ["todo"]
-    refs = [{"type": "report", "url": issue.url}] if issue.url else [
-        {"type": "report", "url": "https://github.com/TODO/TODO/issues/" + str(issue.number)}]
+    refs = (
+        [{"type": "report", "url": issue.url}]
+        if issue.url
+        else [{"type": "report", "url": "https://github.com/TODO/TODO/issues/" + str(issue.number)}]
+    )
     env = ", ".join(f"{k} {v}" for k, v in sorted(report.environment.items())) or "not in the issue"
     return {
         "id": cid,
@@ -84,12 +122,20 @@ def build_case(issue, report) -> dict:
         "context": {"frames": frames, "settings": [], "keywords": []},
         "affected": [],
         "cause": "TODO: why it happens, precisely (read the code path in the traceback; cite the PR that fixed it).",
-        "fixes": [{"title": "TODO: the fix", "description": "TODO: what to change and why it removes the failure.",
-                   "safety": "safe"}],
+        "fixes": [
+            {
+                "title": "TODO: the fix",
+                "description": "TODO: what to change and why it removes the failure.",
+                "safety": "safe",
+            }
+        ],
         "probe": None,
         "references": refs,
-        "verification": {"status": "unconfirmed", "checked": [],
-                         "unconfirmed": [f"TODO: everything; scaffolded from issue #{issue.number} (versions: {env})"]},
+        "verification": {
+            "status": "unconfirmed",
+            "checked": [],
+            "unconfirmed": [f"TODO: everything; scaffolded from issue #{issue.number} (versions: {env})"],
+        },
         "fixtures": {"positive": [{"text": issue.text.strip() + "\n", **({"source": issue.url} if issue.url else {})}]},
     }
 
@@ -114,7 +160,9 @@ def scaffold_case(issues_path: Path, number: int, out_dir: Path | None) -> Path:
     path = out_dir / f"{data['id']}.yaml"
     if path.exists():
         raise UsageError(f"{path} already exists; edit it or pass --out")
-    head = (f"# Scaffolded by `trl-help kb new --from-issue {number}` — replace every TODO, add `affected`\n"
-            "# ranges, a second positive fixture and negatives, then run `trl-help kb validate`.\n")
+    head = (
+        f"# Scaffolded by `trl-help kb new --from-issue {number}` — replace every TODO, add `affected`\n"
+        "# ranges, a second positive fixture and negatives, then run `trl-help kb validate`.\n"
+    )
     path.write_text(head + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100))
     return path

@@ -8,8 +8,9 @@ harness when the ``probes`` package is importable, else None → "probes unavail
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -49,10 +50,8 @@ class TrlHelpApp(App[None]):
     ) -> None:
         super().__init__()
         self.engine: DiagnosisEngine | None = engine
-        self.engine_loader: Callable[[], DiagnosisEngine] = engine_loader or (
-            lambda: MatcherEngine.load(kb_root))
-        self.probe_runner: ProbeRunner | None = (
-            default_probe_runner() if probe_runner is _DEFAULT else probe_runner)
+        self.engine_loader: Callable[[], DiagnosisEngine] = engine_loader or (lambda: MatcherEngine.load(kb_root))
+        self.probe_runner: ProbeRunner | None = default_probe_runner() if probe_runner is _DEFAULT else probe_runner
         self.initial_file = Path(initial_file) if initial_file is not None else None
         self.initial_text = initial_text
         self.top = top

@@ -17,8 +17,9 @@ import importlib.util
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from assistant.match.diagnosis import Diagnosis
 from assistant.parse.model import Report
@@ -51,7 +52,7 @@ class MatcherEngine:
         self.matcher = matcher
 
     @classmethod
-    def load(cls, kb_root: str | None = None) -> "MatcherEngine":
+    def load(cls, kb_root: str | None = None) -> MatcherEngine:
         from pathlib import Path
 
         from assistant.match.engine import Matcher
@@ -91,8 +92,17 @@ class ProbeRunner(Protocol):
         """Steps the progress bar counts (worker start, model, each phase)."""
         ...
 
-    def run(self, case_id: str, *, model: str | None, tiny_replica: bool, device: str,
-            timeout: float, on_output: LineFn, on_status: LineFn) -> Any:
+    def run(
+        self,
+        case_id: str,
+        *,
+        model: str | None,
+        tiny_replica: bool,
+        device: str,
+        timeout: float,
+        on_output: LineFn,
+        on_status: LineFn,
+    ) -> Any:
         """Return a ``probes.result.ProbeResult``-like object (``.verdict``, ``.baseline``,
         ``.treatment``, ``.notes``); raise :class:`ProbeCancelled` when cancelled and
         ``LookupError`` for an unknown case or a bad model path."""
@@ -164,8 +174,17 @@ class HarnessProbeRunner:
         except Exception:  # noqa: BLE001 - already gone
             pass
 
-    def run(self, case_id: str, *, model: str | None, tiny_replica: bool, device: str,
-            timeout: float, on_output: LineFn, on_status: LineFn) -> Any:
+    def run(
+        self,
+        case_id: str,
+        *,
+        model: str | None,
+        tiny_replica: bool,
+        device: str,
+        timeout: float,
+        on_output: LineFn,
+        on_status: LineFn,
+    ) -> Any:
         from probes.harness import ProbeSession, WorkerError
 
         self._cancelled.clear()
@@ -191,8 +210,9 @@ class HarnessProbeRunner:
                 if self._cancelled.is_set():
                     raise ProbeCancelled()
                 try:
-                    result = session.run(case_id, model=model or None, tiny_replica=tiny_replica,
-                                         device=device, timeout=timeout)
+                    result = session.run(
+                        case_id, model=model or None, tiny_replica=tiny_replica, device=device, timeout=timeout
+                    )
                 except WorkerError as exc:
                     if self._cancelled.is_set():
                         raise ProbeCancelled() from None
@@ -211,9 +231,15 @@ class HarnessProbeRunner:
 
         cid, spec, _ = resolve(case_id)
         ph = PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000])
-        return ProbeResult(case_id=cid, probe=spec.id, verdict=Verdict.error, baseline=ph,
-                           treatment=PhaseResult(name="treatment"), environment=session.env,
-                           notes=[f"probe worker failed: {str(exc).splitlines()[0]}"])
+        return ProbeResult(
+            case_id=cid,
+            probe=spec.id,
+            verdict=Verdict.error,
+            baseline=ph,
+            treatment=PhaseResult(name="treatment"),
+            environment=session.env,
+            notes=[f"probe worker failed: {str(exc).splitlines()[0]}"],
+        )
 
     def cancel(self) -> None:
         self._cancelled.set()

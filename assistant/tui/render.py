@@ -100,19 +100,20 @@ Then:
 """
 
 
-def case_markdown(m: Match, case: Any | None, *, related: bool = False,
-                  probe_note: str | None = None) -> str:
+def case_markdown(m: Match, case: Any | None, *, related: bool = False, probe_note: str | None = None) -> str:
     """The selected case: badges, evidence from the input, cause, fixes with code, references."""
     title = case.title if case is not None else m.title
     out = [f"## {title}", ""]
-    out.append(f"`{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
-               f"versions: **{m.versions.verdict}**")
+    out.append(f"`{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · versions: **{m.versions.verdict}**")
     if m.versions.detail:
         out += ["", f"_{m.versions.detail}_"]
     out.append("")
     if related:
-        out += ["> **Low-confidence related case, not a diagnosis.** It scored below the match "
-                "threshold; read it as a lead.", ""]
+        out += [
+            "> **Low-confidence related case, not a diagnosis.** It scored below the match "
+            "threshold; read it as a lead.",
+            "",
+        ]
     if case is not None and getattr(case, "summary", None):
         out += [case.summary.strip(), ""]
     if m.evidence:
@@ -135,8 +136,11 @@ def case_markdown(m: Match, case: Any | None, *, related: bool = False,
         out += ["### Fix", ""] + _fence(m.fix) + [""]
     if m.probe:
         out += ["### Probe", ""]
-        out.append(probe_note or f"Press `p` to run probe `{m.probe}`: it reproduces the failure "
-                   "on a tiny model (or yours) and checks that the fix removes it.")
+        out.append(
+            probe_note
+            or f"Press `p` to run probe `{m.probe}`: it reproduces the failure "
+            "on a tiny model (or yours) and checks that the fix removes it."
+        )
         out.append("")
     refs = list(getattr(case, "references", None) or [])
     if refs:
@@ -148,9 +152,12 @@ def case_markdown(m: Match, case: Any | None, *, related: bool = False,
 
 def no_case_markdown(d: Diagnosis) -> str:
     """The honest "no known case" answer, with what was understood and the nearest cases."""
-    out = ["## No known case", "",
-           "trl-help found **no known failure that fits this report confidently**. "
-           "It would rather say so than guess.", ""]
+    out = [
+        "## No known case",
+        "",
+        "trl-help found **no known failure that fits this report confidently**. It would rather say so than guess.",
+        "",
+    ]
     if d.error is not None:
         out += ["Understood error:", ""]
         out += _fence(f"{d.error.exception}: {_first_line(d.error.message, 300)}".rstrip(": "))
@@ -158,17 +165,24 @@ def no_case_markdown(d: Diagnosis) -> str:
     elif d.observations:
         out += ["Observed: " + "; ".join(d.observations), ""]
     else:
-        out += ["No exception was found in the text. If this is a silent failure, paste the "
-                "logged metrics (loss, grad_norm, reward …) too.", ""]
+        out += [
+            "No exception was found in the text. If this is a silent failure, paste the "
+            "logged metrics (loss, grad_norm, reward …) too.",
+            "",
+        ]
     if d.matches:
         out += ["### Nearest related cases (low confidence)", ""]
         out += [f"- `{m.case_id}` — {m.title} ({m.score:.2f})" for m in d.matches]
         out += ["", "Select one on the left to read it; treat it as a lead, not an answer.", ""]
-    out += ["### Next steps", "",
-            "- `v`: check what was understood (error, chain, versions, settings)",
-            "- paste more context: the full traceback of **every** rank, versions "
-            "(`pip list | grep -E 'trl|peft|transformers|accelerate|deepspeed|vllm|torch'`)",
-            "- `m`: copy a markdown summary to ask upstream", ""]
+    out += [
+        "### Next steps",
+        "",
+        "- `v`: check what was understood (error, chain, versions, settings)",
+        "- paste more context: the full traceback of **every** rank, versions "
+        "(`pip list | grep -E 'trl|peft|transformers|accelerate|deepspeed|vllm|torch'`)",
+        "- `m`: copy a markdown summary to ask upstream",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -190,16 +204,14 @@ def parsed_markdown(r: Report) -> str:
         out.append("")
     frames = [f for e in r.chain for f in e.frames]
     if frames:
-        out += ["## Frames (innermost last)", "", "| package | file | line | function |",
-                "|---|---|---|---|"]
+        out += ["## Frames (innermost last)", "", "| package | file | line | function |", "|---|---|---|---|"]
         for f in frames[-15:]:
             file = f.file[-48:].replace("|", "/")
             out.append(f"| {f.package} | {file} | {f.line or ''} | {f.function or ''} |")
         out.append("")
     if r.other_errors:
         out += [f"**Other errors:** {len(r.other_errors)} (other ranks / knock-on)", ""]
-        out += [f"- `{e.exception}`: {_first_line(e.message, 120).replace('`', '')}"
-                for e in r.other_errors[:5]]
+        out += [f"- `{e.exception}`: {_first_line(e.message, 120).replace('`', '')}" for e in r.other_errors[:5]]
         out.append("")
     out += ["## Environment", ""]
     if r.environment:

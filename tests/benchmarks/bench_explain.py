@@ -19,7 +19,10 @@ sys.path.insert(0, ROOT)
 
 def make_log(path: str) -> None:
     example = open(os.path.join(ROOT, "examples", "grpo-zero3-multirank.log")).read()
-    noise = [f"[rank{i % 2}]: [INFO] step {i} loss=0.12 tokens/s=1200 {'x' * 40}" for i in range(10_000 - example.count("\n"))]
+    noise = [
+        f"[rank{i % 2}]: [INFO] step {i} loss=0.12 tokens/s=1200 {'x' * 40}"
+        for i in range(10_000 - example.count("\n"))
+    ]
     with open(path, "w") as fh:
         fh.write("\n".join(noise[:5000]) + "\n" + example + "\n".join(noise[5000:]) + "\n")
 
@@ -36,7 +39,9 @@ def main() -> None:
             t = time.perf_counter()
             subprocess.run(cmd, capture_output=True, check=True)
             times.append(time.perf_counter() - t)
-        print(f"cold explain on a 10k-line log: p50 {statistics.median(times):.2f} s (runs: {', '.join(f'{x:.2f}' for x in times)})")
+        print(
+            f"cold explain on a 10k-line log: p50 {statistics.median(times):.2f} s (runs: {', '.join(f'{x:.2f}' for x in times)})"
+        )
         from assistant.match.engine import Matcher
         from assistant.parse import parse_text
 

@@ -30,8 +30,11 @@ def main() -> int:
         t0 = time.perf_counter()
         r = run_probe(cid, device=a.device, timeout=300)
         wall = time.perf_counter() - t0
-        phases = ", ".join(f"{p.name} {p.seconds:.1f}s" for p in [r.baseline, r.treatment, *r.extra.values()]
-                           if p.status.value != "not-run")
+        phases = ", ".join(
+            f"{p.name} {p.seconds:.1f}s"
+            for p in [r.baseline, r.treatment, *r.extra.values()]
+            if p.status.value != "not-run"
+        )
         rows.append((cid, r.verdict.value, wall, phases))
         print(f"{cid:48s} {r.verdict.value:16s} {wall:6.1f} s   ({phases})", flush=True)
     over = [r for r in rows if r[2] > 60]

@@ -27,12 +27,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-TITLES = ["{exc} when training with {trainer}", "[Bug] {trainer} crashes: {exc}", "{exc}", "Training fails after upgrading",
-          "Help! {trainer} + LoRA not working", "{exc} on multi-GPU", "Error during trainer.train()"]
-PROSE = ["I'm fine-tuning a 7B model and hit this:", "Same code worked last week.", "Any idea what I'm doing wrong?",
-         "Full log below.", "Steps to reproduce: run the example script with my dataset."]
-ENV = ("- Platform: Linux-5.15.0-x86_64-with-glibc2.35\n- Python version: 3.11.9\n- TRL version: {trl}\n"
-       "- PyTorch version: {torch}\n- Transformers version: {tf}\n- Accelerate version: {acc}\n- PEFT version: {peft}\n")
+TITLES = [
+    "{exc} when training with {trainer}",
+    "[Bug] {trainer} crashes: {exc}",
+    "{exc}",
+    "Training fails after upgrading",
+    "Help! {trainer} + LoRA not working",
+    "{exc} on multi-GPU",
+    "Error during trainer.train()",
+]
+PROSE = [
+    "I'm fine-tuning a 7B model and hit this:",
+    "Same code worked last week.",
+    "Any idea what I'm doing wrong?",
+    "Full log below.",
+    "Steps to reproduce: run the example script with my dataset.",
+]
+ENV = (
+    "- Platform: Linux-5.15.0-x86_64-with-glibc2.35\n- Python version: 3.11.9\n- TRL version: {trl}\n"
+    "- PyTorch version: {torch}\n- Transformers version: {tf}\n- Accelerate version: {acc}\n- PEFT version: {peft}\n"
+)
 
 
 def reports() -> list[str]:
@@ -54,9 +68,12 @@ def synthetic(n: int, distinct: bool, seed: int = 0) -> list[dict]:
             body = rng.choice(PROSE) + "\n\n```\n" + body + "\n```\n"
         if rng.random() < 0.4:
             body += "\n\n### System Info\n\n" + ENV.format(
-                trl=rng.choice(["0.14.0", "0.19.1", "0.23.0"]), torch=rng.choice(["2.4.1", "2.6.0", "2.8.0"]),
-                tf=rng.choice(["4.46.3", "4.52.4", "4.56.1"]), acc=rng.choice(["1.0.1", "1.7.0"]),
-                peft=rng.choice(["0.13.2", "0.15.2", "0.17.0"]))
+                trl=rng.choice(["0.14.0", "0.19.1", "0.23.0"]),
+                torch=rng.choice(["2.4.1", "2.6.0", "2.8.0"]),
+                tf=rng.choice(["4.46.3", "4.52.4", "4.56.1"]),
+                acc=rng.choice(["1.0.1", "1.7.0"]),
+                peft=rng.choice(["0.13.2", "0.15.2", "0.17.0"]),
+            )
         issues.append({"number": k, "title": title, "body": body, "labels": [], "url": None, "createdAt": None})
     return issues
 
@@ -86,11 +103,15 @@ def main() -> None:
         warm_cache = time.perf_counter() - t
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     n = len(res.issues)
-    print(f"issues: {n} ({'distinct reports' if a.distinct else 'from %d reports' % len(reports())}), "
-          f"matched {res.stats['matched']}, clusters {len(res.clusters)}, new categories {len(res.new_categories)}")
+    print(
+        f"issues: {n} ({'distinct reports' if a.distinct else f'from {len(reports())} reports'}), "
+        f"matched {res.stats['matched']}, clusters {len(res.clusters)}, new categories {len(res.new_categories)}"
+    )
     print(f"matcher load: {load_s:.1f} s (not counted)")
     print(f"warm process, cold cache: {n / cold:.1f} issues/s ({cold:.1f} s)")
-    print(f"re-run, warm cache:       {n / warm_cache:.1f} issues/s ({warm_cache:.2f} s, {res2.stats['from_cache']} from cache)")
+    print(
+        f"re-run, warm cache:       {n / warm_cache:.1f} issues/s ({warm_cache:.2f} s, {res2.stats['from_cache']} from cache)"
+    )
     print(f"peak RSS: {rss:.0f} MiB")
 
 

@@ -65,7 +65,7 @@ class MainScreen(Screen):
         Binding("ctrl+l", "clear", "Clear", show=False, priority=True),
     ]
 
-    app: "TrlHelpApp"
+    app: TrlHelpApp
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,8 +108,10 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         self.paste.focus()
         if self.app.engine is None:
-            self.status.set("Loading the matcher … (the first run builds an index; later ones take "
-                            "seconds). Paste away meanwhile.", busy=True)
+            self.status.set(
+                "Loading the matcher … (the first run builds an index; later ones take seconds). Paste away meanwhile.",
+                busy=True,
+            )
             self.case_view.loading = True
             self.run_worker(self._load_engine, thread=True, group="engine", name="load engine")
         else:
@@ -194,8 +196,7 @@ class MainScreen(Screen):
             self._paste_timer = None
         text = self.paste.text
         if not text.strip():
-            self.status.set("Nothing to diagnose yet: paste a traceback or a log (or ctrl+o).",
-                            tone="warn")
+            self.status.set("Nothing to diagnose yet: paste a traceback or a log (or ctrl+o).", tone="warn")
             return
         engine = self.app.engine
         if engine is None:
@@ -206,8 +207,13 @@ class MainScreen(Screen):
         gen = self._generation
         file_report = self._file_report[0] if self._file_report and self._file_report[1] == text else None
         self.status.set("Diagnosing …", busy=True)
-        self.run_worker(lambda: self._diagnose(engine, text, file_report, gen), thread=True,
-                        group="diagnose", exclusive=True, name="diagnose")
+        self.run_worker(
+            lambda: self._diagnose(engine, text, file_report, gen),
+            thread=True,
+            group="diagnose",
+            exclusive=True,
+            name="diagnose",
+        )
 
     def _diagnose(self, engine: Any, text: str, report: Report | None, gen: int) -> None:
         from assistant.parse import parse_text
@@ -234,13 +240,14 @@ class MainScreen(Screen):
         self.candidates.show(d)
         if d.verdict == "match" and d.matches:
             top = d.matches[0]
-            self.status.set(f"Match: {top.case_id} ({top.confidence}, {top.score:.2f}). "
-                            "↑↓ other candidates · c copy fix · p probe", tone="ok")
+            self.status.set(
+                f"Match: {top.case_id} ({top.confidence}, {top.score:.2f}). ↑↓ other candidates · c copy fix · p probe",
+                tone="ok",
+            )
             self._select(0)
         else:
             what = f"{d.error.exception}" if d.error is not None else "no exception found"
-            self.status.set(f"No known case ({what}). Nearest related cases are listed, low "
-                            "confidence.", tone="warn")
+            self.status.set(f"No known case ({what}). Nearest related cases are listed, low confidence.", tone="warn")
             self.case_view.show(no_case_markdown(d), title="No known case")
         # a match: the list has focus (keys c / m / p act on it); no known case: the answer
         # text has it, and the related cases wait until the user moves into the list
@@ -264,10 +271,11 @@ class MainScreen(Screen):
         related = d.verdict != "match"
         note = None
         if m.probe and self.app.probe_runner is None:
-            note = "This case has a probe, but probes are unavailable here (the `probes` package " \
-                   "is not importable)."
-        self.case_view.show(case_markdown(m, self._case(m), related=related, probe_note=note),
-                            title=f"{'Related' if related else 'Candidate'} {index + 1}/{len(d.matches)}")
+            note = "This case has a probe, but probes are unavailable here (the `probes` package is not importable)."
+        self.case_view.show(
+            case_markdown(m, self._case(m), related=related, probe_note=note),
+            title=f"{'Related' if related else 'Candidate'} {index + 1}/{len(d.matches)}",
+        )
         self.refresh_bindings()
 
     def _case(self, m: Match) -> Any | None:
@@ -325,8 +333,11 @@ class MainScreen(Screen):
             return
         runner = self.app.probe_runner
         if runner is None:
-            self.notify("Probes are unavailable here (the `probes` package is not importable).",
-                        title="Probes unavailable", severity="warning")
+            self.notify(
+                "Probes are unavailable here (the `probes` package is not importable).",
+                title="Probes unavailable",
+                severity="warning",
+            )
             return
         from assistant.tui.screens.probe import ProbeDialog
 

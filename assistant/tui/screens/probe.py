@@ -100,8 +100,10 @@ class ProbeDialog(ModalScreen[Any]):
         self.running = False
         self.result: Any = None
         try:
-            self.description = (f"{runner.describe(case_id)}\nModel: a local dir (never downloaded)"
-                                "; empty = a built-in tiny Qwen2. CPU is fine.")
+            self.description = (
+                f"{runner.describe(case_id)}\nModel: a local dir (never downloaded)"
+                "; empty = a built-in tiny Qwen2. CPU is fine."
+            )
             self.steps = max(1, runner.phase_count(case_id))
         except LookupError as exc:
             self.description = str(exc)
@@ -114,8 +116,9 @@ class ProbeDialog(ModalScreen[Any]):
             yield Static(self.description, id="probe-desc", markup=False)
             with Horizontal(id="options"):
                 yield Input(placeholder="model dir (optional)", id="model")
-                yield Select([("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda")], value="auto",
-                             allow_blank=False, id="device")
+                yield Select(
+                    [("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda")], value="auto", allow_blank=False, id="device"
+                )
                 yield Checkbox("tiny replica", id="tiny")
                 yield Input("180", type="number", id="timeout", tooltip="seconds per phase")
             with Horizontal(id="progress-row"):
@@ -175,10 +178,15 @@ class ProbeDialog(ModalScreen[Any]):
 
         def work() -> None:
             try:
-                result = runner.run(case_id, model=model, tiny_replica=tiny, device=device,
-                                    timeout=timeout,
-                                    on_output=lambda line: self.post_message(ProbeOutput(line)),
-                                    on_status=lambda text: self.post_message(ProbeStatus(text)))
+                result = runner.run(
+                    case_id,
+                    model=model,
+                    tiny_replica=tiny,
+                    device=device,
+                    timeout=timeout,
+                    on_output=lambda line: None if self.post_message(ProbeOutput(line)) else None,
+                    on_status=lambda text: None if self.post_message(ProbeStatus(text)) else None,
+                )
             except ProbeCancelled:
                 self.post_message(ProbeFinished(cancelled=True))
             except LookupError as exc:

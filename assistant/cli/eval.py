@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(result, indent=1))
         return 0
-    t = Table(title=f"leave-one-out over {n_in} KB fixtures + {len(oos)} out-of-scope reports")
+    t = Table(title=f"{n_in} KB reports, each held out with its whole source thread, + {len(oos)} out-of-scope reports")
     t.add_column("", no_wrap=True)
     for col in ("Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
         t.add_column(col, justify="right")

@@ -76,13 +76,18 @@ class Matcher:
         return out
 
     def features(
-        self, report: Report, exclude: tuple[str, int] | None = None, env: dict[str, str] | None = None
+        self,
+        report: Report,
+        exclude: tuple[str, int] | set[tuple[str, int]] | None = None,
+        env: dict[str, str] | None = None,
     ) -> list[Candidate]:
-        """Feature rows for every case (unsorted). *exclude* masks one fixture (leave-one-out)."""
+        """Feature rows for every case (unsorted). *exclude* masks one fixture (leave-one-out) or a
+        set of them (every report of one source thread)."""
         q = query_text(report, background=self.kb.background)
         mask = None
         if exclude is not None:
-            mask = np.array([not (d.case_id == exclude[0] and d.fixture == exclude[1]) for d in self.docs])
+            held = exclude if isinstance(exclude, (set, frozenset)) else {exclude}
+            mask = np.array([(d.case_id, d.fixture) not in held for d in self.docs])
         qv = self.encoder.encode([q])
         sims, ids = self.index.search(qv, len(self.docs))
         doc_scores = np.empty(len(self.docs), dtype=np.float32)
@@ -119,7 +124,10 @@ class Matcher:
         return out
 
     def rank(
-        self, report: Report, exclude: tuple[str, int] | None = None, env: dict[str, str] | None = None
+        self,
+        report: Report,
+        exclude: tuple[str, int] | set[tuple[str, int]] | None = None,
+        env: dict[str, str] | None = None,
     ) -> list[Candidate]:
         cands = self.features(report, exclude=exclude, env=env)
         return sorted(cands, key=lambda c: -c.prob)

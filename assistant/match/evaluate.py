@@ -52,12 +52,24 @@ def load_oos(path: Path) -> list[str]:
     return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def same_source(m: Matcher) -> dict[tuple[str, int], set[tuple[str, int]]]:
+    """For every positive fixture, all fixtures (any case) reported in the same source thread."""
+    by_url: dict[str, set[tuple[str, int]]] = {}
+    for cid, case in m.kb.cases.items():
+        for i, fx in enumerate(case.fixtures.positive):
+            by_url.setdefault(fx.source or f"{cid}#{i}", set()).add((cid, i))
+    return {key: group for group in by_url.values() for key in group}
+
+
 def collect(m: Matcher, oos_texts: list[str]) -> list[Query]:
-    """Feature matrices: every positive fixture held out of the index, plus OOS reports."""
+    """Feature matrices: every positive fixture held out of the index together with every other
+    report of its source thread (so another paste of the same issue cannot give it away), plus
+    the out-of-scope reports."""
     queries: list[Query] = []
+    held = same_source(m)
     for k, cid in enumerate(m.case_ids):
         for i, text in enumerate(m.kb.positives.get(cid, [])):
-            cands = m.features(parse_text(text), exclude=(cid, i))
+            cands = m.features(parse_text(text), exclude=held.get((cid, i), {(cid, i)}))
             queries.append(Query(f"{cid}#{i + 1}", cid, np.stack([c.features for c in cands]), group=k))
     for j, text in enumerate(oos_texts):
         cands = m.features(parse_text(text))

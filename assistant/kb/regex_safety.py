@@ -15,22 +15,31 @@ _REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT} | ({_c.POSSESSIVE_REPEAT} if hasattr(_
 _MAXREPEAT = _c.MAXREPEAT
 
 
+def _children(op, av) -> list:
+    """The sub-pattern lists under one parsed node (groups, alternatives, lookarounds, repeats)."""
+    if op in _REPEATS:
+        return [av[2]]
+    if op is _c.SUBPATTERN:
+        return [av[-1]]
+    if op is _c.BRANCH:
+        return list(av[1])
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        return [av[1]]
+    return []
+
+
 def _has_repeat(items) -> bool:
     """Whether the parsed sub-pattern contains any repeat that can match more than once."""
+    return any((op in _REPEATS and av[1] > 1) or any(_has_repeat(c) for c in _children(op, av)) for op, av in items)
+
+
+def _nested(items) -> bool:
+    """Whether an unbounded repeat somewhere in *items* contains another repeat."""
     for op, av in items:
-        if op in _REPEATS:
-            lo, hi, sub = av
-            if hi > 1 or _has_repeat(sub):
-                return True
-        elif op is _c.SUBPATTERN:
-            if _has_repeat(av[-1]):
-                return True
-        elif op is _c.BRANCH:
-            if any(_has_repeat(b) for b in av[1]):
-                return True
-        elif op in (_c.ASSERT, _c.ASSERT_NOT):
-            if _has_repeat(av[1]):
-                return True
+        if op in _REPEATS and av[1] == _MAXREPEAT and _has_repeat(av[2]):
+            return True
+        if any(_nested(c) for c in _children(op, av)):
+            return True
     return False
 
 
@@ -40,24 +49,4 @@ def nested_quantifier(pattern: str) -> bool:
         parsed = _p.parse(pattern)
     except Exception:  # noqa: BLE001 - the compile check reports bad regexes
         return False
-
-    def walk(items) -> bool:
-        for op, av in items:
-            if op in _REPEATS:
-                lo, hi, sub = av
-                if hi == _MAXREPEAT and _has_repeat(sub):
-                    return True
-                if walk(sub):
-                    return True
-            elif op is _c.SUBPATTERN:
-                if walk(av[-1]):
-                    return True
-            elif op is _c.BRANCH:
-                if any(walk(b) for b in av[1]):
-                    return True
-            elif op in (_c.ASSERT, _c.ASSERT_NOT):
-                if walk(av[1]):
-                    return True
-        return False
-
-    return walk(parsed)
+    return _nested(parsed)

@@ -16,6 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
+from assistant.vocab import EMBEDDING_DIM
+
 MAX_TOKENS = 256
 #: queries are truncated harder than documents: 64 tokens keep the exception type and message
 #: (the signature comes first), cost 17 ms instead of 122 ms on a 2-core CPU, and measured the
@@ -142,4 +144,4 @@ class OnnxEncoder:
             pooled = (hidden * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
             out.append(pooled.astype(np.float32))
-        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+        return np.concatenate(out) if out else np.zeros((0, EMBEDDING_DIM), dtype=np.float32)

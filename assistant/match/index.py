@@ -20,6 +20,7 @@ import numpy as np
 from assistant.cache import cache_root
 from assistant.kb.load import KB
 from assistant.match.query import Doc, case_documents
+from assistant.vocab import EMBEDDING_DIM
 
 FORMAT = 3
 
@@ -170,7 +171,7 @@ class Index:
             for i in range(0, len(docs), 64):
                 chunks.append(enc.encode([d.text for d in docs[i : i + 64]]))
                 bar.advance(task, len(docs[i : i + 64]))
-        vectors = np.concatenate(chunks) if chunks else np.zeros((0, 384), np.float32)
+        vectors = np.concatenate(chunks) if chunks else np.zeros((0, EMBEDDING_DIM), np.float32)
         return cls(docs, vectors.astype(np.float32))
 
 

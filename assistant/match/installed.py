@@ -4,19 +4,9 @@ from __future__ import annotations
 
 from importlib import metadata
 
-DISTS = {
-    "trl": "trl",
-    "transformers": "transformers",
-    "peft": "peft",
-    "deepspeed": "deepspeed",
-    "accelerate": "accelerate",
-    "vllm": "vllm",
-    "torch": "torch",
-    "bitsandbytes": "bitsandbytes",
-    "unsloth": "unsloth",
-    "datasets": "datasets",
-    "flash-attn": "flash_attn",
-}
+from assistant.vocab import DISTRIBUTIONS
+
+DISTS = DISTRIBUTIONS
 
 
 def installed_versions() -> dict[str, str]:

@@ -5,23 +5,10 @@ from __future__ import annotations
 
 import re
 
+from assistant.vocab import ALIASES, PACKAGES
+
 _VER = r"v?(?P<ver>\d+\.\d+(?:\.\d+)*(?:(?:\.|-)?(?:dev|rc|post|a|b)\d*)*(?:\+[\w.]+)?)"
-_PKGS = {
-    "trl": "trl",
-    "transformers": "transformers",
-    "peft": "peft",
-    "deepspeed": "deepspeed",
-    "accelerate": "accelerate",
-    "vllm": "vllm",
-    "torch": "torch",
-    "pytorch": "torch",
-    "bitsandbytes": "bitsandbytes",
-    "unsloth": "unsloth",
-    "datasets": "datasets",
-    "flash-attn": "flash-attn",
-    "flash_attn": "flash-attn",
-    "python": "python",
-}
+_PKGS = {**{p: p for p in PACKAGES}, **ALIASES, "python": "python"}
 # `- TRL version: 0.15.2`, `- `transformers` version: 4.46`, `trl==0.15.2`, `torch 2.5.1`,
 # `PyTorch version (GPU?): 2.5.0+cu121 (True)`, `deepspeed info ....... 0.12.3, unknown`
 VERSION_RE = re.compile(

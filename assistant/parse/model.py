@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from assistant.vocab import PACKAGES
+
 #: Packages frames are attributed to; anything else is "other" (site-packages) or "user".
-FRAME_PACKAGES = (
-    "trl",
-    "peft",
-    "transformers",
-    "accelerate",
-    "deepspeed",
-    "torch",
-    "vllm",
-    "bitsandbytes",
-    "unsloth",
-    "datasets",
-    "flash-attn",
-)
+FRAME_PACKAGES = PACKAGES
 
 
 class Frame(BaseModel):

@@ -23,6 +23,7 @@ from assistant.match.diagnosis import Match, VersionVerdict
 from assistant.triage.cache import TriageCache, engine_key
 from assistant.triage.cluster import DUP_THRESHOLD, error_key, group_new_categories, near_duplicate_groups
 from assistant.triage.inputs import Batch, Issue
+from assistant.vocab import EMBEDDING_DIM
 
 
 class IssueResult(BaseModel):
@@ -92,7 +93,7 @@ class MemoEncoder:
         if missing:
             for t, v in zip(missing, self.inner.encode(missing)):
                 self.memo[t] = v
-        return np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
 
     def prefill(self, texts: list[str], on_batch=None, batch: int = 8) -> None:
         """Embed the unique *texts* in length-sorted batches of 8 (little padding; measured faster per text

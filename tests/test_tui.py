@@ -193,6 +193,36 @@ def test_opened_with_file_diagnoses_at_startup(tmp_path):
     asyncio.run(go())
 
 
+@pytest.mark.parametrize("kind", ["gzip", "utf-16"])
+def test_gzip_and_utf16_logs_are_read_like_explain_reads_them(tmp_path, kind):
+    import gzip
+
+    log = tmp_path / f"train.log{'.gz' if kind == 'gzip' else ''}"
+    text = "step 1 loss 0.5\n" + ZERO3
+    log.write_bytes(gzip.compress(text.encode()) if kind == "gzip" else text.encode("utf-16"))
+
+    async def go():
+        app = TrlHelpApp(engine=FakeEngine(), probe_runner=None, initial_file=log, paste_settle_s=0.05)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.main.diagnosis is not None)
+            assert app.main.diagnosis.matches[0].case_id == "demo-zero3-unwrapped-model"
+
+    asyncio.run(go())
+
+
+def test_binary_file_is_refused_with_a_message(tmp_path):
+    blob = tmp_path / "model.bin"
+    blob.write_bytes(bytes(range(256)) * 64)
+
+    async def go():
+        app = TrlHelpApp(engine=FakeEngine(), probe_runner=None, initial_file=blob, paste_settle_s=0.05)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: "Cannot read" in app.main.status.text)
+            assert "binary" in app.main.status.text and app.main.diagnosis is None
+
+    asyncio.run(go())
+
+
 def test_large_insertion_without_bracketed_paste_is_diagnosed():
     async def go():
         app = TrlHelpApp(engine=FakeEngine(), probe_runner=None, paste_settle_s=0.05)

@@ -1,8 +1,8 @@
 """`trl-help triage FILE|DIR|-`: match a batch of exported GitHub issues.
 
-Exit codes: 0 when the export was usable (issues that could not be used are reported on stderr,
-one line each, and in the JSON `problems`); 2 when the whole input is unusable; 1 with
-`--strict` when any issue was skipped.
+Exit codes: 0 when every issue was processed; 1 when some could not be used (each reported on
+stderr, one line, and in the JSON `problems`; the others are processed and output); 2 when the
+whole input is unusable.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="near-duplicate similarity threshold (default: the measured conservative one)",
     )
     p.add_argument("--no-cache", action="store_true", help="ignore and do not update the incremental cache")
-    p.add_argument("--strict", action="store_true", help="exit 1 when any issue of the export was skipped")
+    p.add_argument("--strict", action="store_true", help="(the default now) exit 1 when any issue was skipped")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file instead of stdout")
     p.add_argument("--kb", help="KB root (default: the bundled one)")
 
@@ -109,4 +109,5 @@ def run(args: argparse.Namespace) -> int:
             args.output.write_text(text if text.endswith("\n") else text + "\n")
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return 1 if (args.strict and result.problems) else 0
+    # processed, but some issues were dropped or malformed (listed above): exit 1 (README, exit codes)
+    return 1 if result.problems else 0

@@ -154,8 +154,16 @@ class MainScreen(Screen):
         path = Path(path).expanduser()
         try:
             size = path.stat().st_size
-            if size <= MAX_EDIT_BYTES:
-                text = path.read_text(encoding="utf-8", errors="replace")
+            with path.open("rb") as fh:
+                gzipped = fh.read(2) == b"\x1f\x8b"
+            if gzipped:  # decoded and parsed like `explain` does; the tail is shown
+                report = parse_file(path)
+                text = "\n".join(report.text.splitlines()[-TAIL_LINES:])
+                self._file_report = (report, text)
+            elif size <= MAX_EDIT_BYTES:
+                from assistant.parse.decode import decode_bytes
+
+                text = decode_bytes(path.read_bytes())  # UTF-16, latin-1; binary refused
                 self._file_report = None
             else:
                 report = parse_file(path)

@@ -20,6 +20,14 @@ from assistant.match.structural import error_text, structural
 from assistant.match.versions import verdict as version_verdict
 from assistant.parse.model import Report
 
+#: BM25 score at which the absolute lexical feature `bm25_abs` = raw / (raw + BM25_HALF) reaches 0.5:
+#: about the score of a report sharing one distinctive error line with a case's documents, so the
+#: feature tells "some overlap" from "the same error" regardless of the best case's score.
+BM25_HALF = 15.0
+#: cosine of MiniLM embeddings above which two tracebacks are near-paraphrases; `dense_hi` rescales
+#: (cosine - DENSE_HI_FLOOR) to 0..1 so the fit can reward only very close dense matches.
+DENSE_HI_FLOOR = 0.7
+
 
 class Engine(Protocol):
     """What front ends need from a matcher."""
@@ -96,7 +104,7 @@ class Matcher:
         raw = np.clip(self._per_case_max(self.bm25.scores(q), mask), 0, None)
         top = raw.max()
         bm = np.clip(raw / top, 0, 1) if top > 0 else np.zeros_like(raw)
-        bm_abs = raw / (raw + 15.0)
+        bm_abs = raw / (raw + BM25_HALF)
         series = report.metric_series()
         packages = set(report.packages_in_frames())
         env = report.environment if env is None else env
@@ -110,7 +118,7 @@ class Matcher:
             vv = version_verdict(case, env)
             row = {
                 "dense": dense[i],
-                "dense_hi": max(0.0, dense[i] - 0.7) / 0.3,
+                "dense_hi": max(0.0, dense[i] - DENSE_HI_FLOOR) / (1.0 - DENSE_HI_FLOOR),
                 "bm25": bm[i],
                 "bm25_abs": bm_abs[i],
                 **st.values,

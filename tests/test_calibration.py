@@ -40,3 +40,15 @@ def test_reliability_counts_abstentions_as_right_when_the_top_was_wrong():
     assert rows["high"] == (2, 0.5)
     assert rows["low"] == (2, 0.5)
     assert rows["medium"] == (0, None)
+
+
+def test_heldout_split_is_scored_and_never_in_the_fixtures(matcher):
+    from assistant.match.evaluate import load_heldout, score_heldout
+
+    rows = load_heldout(matcher.kb.root)
+    assert len(rows) >= 10 and any(t is None for _, t in rows) and any(t for _, t in rows)
+    fixtures = {t for texts in matcher.kb.positives.values() for t in texts}
+    assert not any(text in fixtures for text, _ in rows)
+    s = score_heldout(matcher, rows)
+    assert s.in_kb_matched is not None and s.oos_abstained is not None
+    assert 0.0 <= s.recall1 <= s.recall3 <= 1.0

@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     cv = ev.cross_validate(queries, ids, folds=args.folds)
     shipped = Model.load()
     ship = ev.score(queries, ids, shipped.prob, shipped.threshold)
+    heldout_rows = ev.load_heldout(m.kb.root)
+    held = ev.score_heldout(m, heldout_rows) if heldout_rows else None
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
     n_in = sum(q.truth is not None for q in queries)
@@ -48,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         "shipped_weights_in_sample": _d(ship),
         "baseline_bm25": _d(bm),
         "baseline_dense": _d(de),
+        "heldout": None if held is None else {**_d(held), "reports": len(heldout_rows)},
         "reliability_cross_validated": [
             {"confidence": b, "queries": n, "precision": None if x is None else round(x, 4)}
             for b, n, x in ev.reliability(cv.bands)
@@ -64,12 +67,15 @@ def run(args: argparse.Namespace) -> int:
     t.add_column("", no_wrap=True)
     for col in ("Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
         t.add_column(col, justify="right")
-    for name, s in (
+    rows = [
         ("hybrid, cross-validated", cv),
         ("hybrid, shipped (in-sample)", ship),
         ("BM25 only", bm),
         ("dense only", de),
-    ):
+    ]
+    if held is not None:
+        rows.insert(0, (f"held-out real reports ({len(heldout_rows)}), shipped model", held))
+    for name, s in rows:
         t.add_row(
             name,
             f"{s.recall1:.3f}",

@@ -219,3 +219,26 @@ def reliability(bands: list[tuple[str, bool]]) -> list[tuple[str, int, float | N
         oks = [ok if band != "low" else not ok for b, ok in bands if b == band]
         out.append((band, len(oks), sum(oks) / len(oks) if oks else None))
     return out
+
+
+#: real reports kept apart from the fixtures and never fitted on (title + body, case id or null)
+HELDOUT_FILE = "eval/heldout.jsonl"
+
+
+def load_heldout(kb_root: Path) -> list[tuple[str, str | None]]:
+    """(issue text = title + body, case id or None) of the held-out reports of the KB."""
+    path = Path(kb_root) / HELDOUT_FILE
+    if not path.is_file():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [((r.get("title", "") + "\n\n" + r["text"]).strip(), r.get("case_id")) for r in rows]
+
+
+def score_heldout(m: Matcher, rows: list[tuple[str, str | None]]) -> Scores:
+    """The shipped model on the held-out reports (they are in no index and in no fit)."""
+    items: list[tuple[Query, np.ndarray, float | None]] = []
+    for i, (text, truth) in enumerate(rows):
+        cands = m.features(parse_text(text))
+        q = Query(f"heldout#{i + 1}", truth, np.stack([c.features for c in cands]))
+        items.append((q, m.model.prob(q.X), m.model.threshold))
+    return _rank_metrics(items, m.case_ids)

@@ -99,15 +99,15 @@ def warmup(model_dir: str, out_dir: str) -> None:
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     ds = Dataset.from_dict({"prompt": PROMPTS * 8, "completion": [" Yes."] * 64})
     cfg = SFTConfig(
-        output_dir=out_dir,
-        max_steps=20,
-        per_device_train_batch_size=8,
-        learning_rate=5e-3,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        disable_tqdm=True,
-        logging_strategy="no",
+        **_common(
+            out_dir,
+            False,
+            max_steps=20,
+            per_device_train_batch_size=8,
+            learning_rate=5e-3,
+            disable_tqdm=True,
+            logging_strategy="no",
+        )
     )
     SFTTrainer(model=model, args=cfg, train_dataset=ds, processing_class=tok).train()
     model.save_pretrained(out_dir)

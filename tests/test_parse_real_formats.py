@@ -47,3 +47,15 @@ def test_transformers5_quoted_metric_values_are_read():
     assert series["loss"] == [-2.98e-08]
     assert series["grad_norm"] == [2.515]
     assert series["frac_reward_zero_std"] == [0.0]
+
+
+def test_settings_given_as_command_line_flags_are_read():
+    cmd = (
+        "accelerate launch --num_processes 2 src/open_r1/grpo.py --per_device_train_batch_size 6 "
+        "--num_generations 4 --gradient_accumulation_steps 2\n"
+    )
+    settings = parse_text(cmd).settings
+    assert settings["per_device_train_batch_size"] == 6
+    assert settings["num_generations"] == 4
+    assert settings["gradient_accumulation_steps"] == 2
+    assert settings["world_size"] == 2

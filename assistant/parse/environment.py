@@ -50,7 +50,8 @@ def find_versions(text: str) -> dict[str, str]:
 
 
 _B = r"\s*[:=]\s*[\"']?(?P<v>True|False|true|false|1|0)\b"
-_I = r"[\"']?\s*[:=]\s*[\"']?(?P<v>\d+)\b"
+#: `name=6`, `name: 6`, `"name": 6`, and the command-line form `--name 6`
+_I = r"[\"']?(?:\s*[:=]\s*|[ \t]+)[\"']?(?P<v>\d+)\b"
 BOOL_SETTINGS = {
     "gradient_checkpointing": re.compile(r"\bgradient_checkpointing" + _B),
     "use_reentrant": re.compile(r"\buse_reentrant[\"']?" + _B),

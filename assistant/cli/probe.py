@@ -48,6 +48,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a TRL / accelerate / DeepSpeed YAML or JSON config of the run (overrides the log)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="stream the phases' output to stderr while they run")
+    p.add_argument(
+        "--versions",
+        metavar="PINS",
+        help="also run in a cached environment with these versions, e.g. trl==0.15.2,transformers==4.49.0",
+    )
+    p.add_argument(
+        "--versions-from", type=Path, metavar="LOG", help="like --versions, with the versions read from this log"
+    )
 
 
 def _list(fmt: str) -> int:
@@ -144,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
         sets[key.strip()] = value.strip()
     spec = _run_spec(args.from_log, args.config, sets)
+    if args.versions or args.versions_from:
+        from probes.envs_cli import run_versions
+
+        return run_versions(args, spec)
 
     try:
         result = _run_with_progress(

@@ -1,77 +1,83 @@
-"""Version matrix for the probes: install the affected stacks and assert the probes confirm there.
+"""Version matrix for the probes: a thin wrapper over `trl-help probe CASE --versions PINS`.
 
     pip install nox
-    nox -s probes_old probes_mid probes_old14      # each stack ~2 min to install, < 2 min to run
+    nox -s probes_old probes_mid probes_old14      # each stack built once in the user cache dir
     nox -s probes_current                          # the project venv's stack (what the test suite checks)
 
-Stacks (measured in shared/research/probe_feasibility.md):
-- probes_old    trl 0.15.2 / transformers 4.49.0 / peft 0.14.0 / accelerate 1.4.0:
-                lora-gradient-checkpointing-no-grad → confirmed (GRPO + SFT defaults, plain Trainer)
-- probes_mid    trl 0.24.0 / transformers 4.57.6 / peft 0.17.1 / accelerate 1.10.1:
-                lora-gradient-checkpointing-no-grad → confirmed (plain Trainer path)
-- probes_old14  trl 0.14.0 / transformers 4.48.3 / peft 0.14.0 / deepspeed 0.16.3:
-                grpo-zero3-unwrapped-model-no-optimizer → confirmed, lora-gc → confirmed
-torch is 2.13.0+cpu everywhere (it works with all of these transformers releases).
-Results land in .nox/<session>/probe-matrix.json.
+Each session asks `trl-help probe` (in the project venv) to build or reuse a cached environment
+with the stack's pins (see probes/envs.py), run the probe there and on the installed stack, and
+asserts the verdict on the pinned stack. Results land in .nox/probe-matrix-<session>.json.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import nox
 
-nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["probes_old", "probes_mid", "probes_old14"]
 
-HARNESS_DEPS = ["pydantic>=2.7", "pyyaml>=6", "packaging>=23", "rich>=13", "tokenizers", "numpy"]
-TORCH = "torch==2.13.0"
-ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": os.path.dirname(__file__)}
+ROOT = os.path.dirname(os.path.abspath(__file__))
+ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
-STACKS = {
+STACKS: dict[str, tuple[str, list[str]]] = {
     "probes_old": (
-        ["transformers==4.49.0", "trl==0.15.2", "peft==0.14.0", "accelerate==1.4.0", "datasets==3.3.2"],
+        "trl==0.15.2,transformers==4.49.0,peft==0.14.0,accelerate==1.4.0,datasets==3.3.2",
         ["lora-gradient-checkpointing-no-grad=confirmed", "grpo-zero-advantage-identical-group-rewards=confirmed"],
     ),
     "probes_mid": (
-        ["transformers==4.57.6", "trl==0.24.0", "peft==0.17.1", "accelerate==1.10.1", "datasets"],
+        "trl==0.24.0,transformers==4.57.6,peft==0.17.1,accelerate==1.10.1",
         ["lora-gradient-checkpointing-no-grad=confirmed"],
     ),
     "probes_old14": (
-        [
-            "transformers==4.48.3",
-            "trl==0.14.0",
-            "peft==0.14.0",
-            "accelerate==1.3.0",
-            "datasets==3.2.0",
-            "deepspeed==0.16.3",
-        ],
+        "trl==0.14.0,transformers==4.48.3,peft==0.14.0,accelerate==1.3.0,datasets==3.2.0,deepspeed==0.16.3",
         ["grpo-zero3-unwrapped-model-no-optimizer=confirmed", "lora-gradient-checkpointing-no-grad=confirmed"],
     ),
 }
 
 
+def _probe(case: str, pins: str) -> dict:
+    cmd = [sys.executable, "-m", "assistant.cli.main", "probe", case, "--versions", pins, "--format", "json"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, **ENV))
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"case_id": case, "error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+
+
 def _run_stack(session: nox.Session, name: str) -> None:
-    pkgs, expect = STACKS[name]
-    session.install(TORCH, *HARNESS_DEPS)
-    session.install(*pkgs, env={"DS_BUILD_OPS": "0"})
-    session.run("python", "-m", "pip", "list", "--format=freeze", silent=False)
-    out = os.path.join(session.virtualenv.location, "probe-matrix.json")
-    env = dict(ENV, TORCH_EXTENSIONS_DIR=os.path.join(session.virtualenv.location, "torch_extensions"))
-    session.run("python", "-m", "probes.matrix", *expect, "--json", out, env=env)
+    pins, expect = STACKS[name]
+    docs, failed = [], []
+    for item in expect:
+        case, _, want = item.partition("=")
+        doc = _probe(case, pins)
+        docs.append(doc)
+        got = ((doc.get("yours") or {}).get("result") or {}).get("verdict") or "error"
+        session.log(f"{case}: {got} on {pins} (installed: {doc.get('conclusion', doc.get('error'))})")
+        if got != want:
+            failed.append(f"{case}: expected {want}, got {got}")
+    out = os.path.join(ROOT, ".nox", f"probe-matrix-{name}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as fh:
+        json.dump(docs, fh, indent=2)
+    if failed:
+        session.error("; ".join(failed))
 
 
-@nox.session(name="probes_old")
+@nox.session(python=False, name="probes_old")
 def probes_old(session: nox.Session) -> None:
     _run_stack(session, "probes_old")
 
 
-@nox.session(name="probes_mid")
+@nox.session(python=False, name="probes_mid")
 def probes_mid(session: nox.Session) -> None:
     _run_stack(session, "probes_mid")
 
 
-@nox.session(name="probes_old14")
+@nox.session(python=False, name="probes_old14")
 def probes_old14(session: nox.Session) -> None:
     _run_stack(session, "probes_old14")
 

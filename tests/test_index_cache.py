@@ -64,3 +64,32 @@ def test_stale_indexes_are_pruned(tmp_path):
     _prune(tmp_path, keep=keep, prefix=f"index-v{FORMAT}-")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == [f"index-v{FORMAT}-b", f"index-v{FORMAT}-c", f"index-v{FORMAT}-new"]
+
+
+def test_a_damaged_index_is_rebuilt_once_with_a_notice(tmp_path):
+    """Bit-rot in vectors.npy or a bm25 pickle of the wrong type: rebuilt once, then loaded as is."""
+    import pickle
+
+    root = _kb(tmp_path)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "TRL_HELP_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+
+    def run():
+        res = subprocess.run(
+            [sys.executable, "-c", BUILD, str(root)], env=env, capture_output=True, text=True, timeout=600
+        )
+        assert res.returncode == 0, res.stderr
+        assert "DOCS 5" in res.stdout
+        return res.stderr
+
+    run()
+    (index,) = [p for p in cache.iterdir() if p.name.startswith("index-")]
+    vectors = index / "vectors.npy"
+    data = bytearray(vectors.read_bytes())
+    data[-3] ^= 0x40  # one flipped bit in a float: the file still loads, the scores would change
+    vectors.write_bytes(bytes(data))
+    assert "damaged; rebuilding" in run()
+    assert "building" not in run()  # healed: the next run loads it
+    (index / "bm25.pickle").write_bytes(pickle.dumps({"not": "a BM25Index"}))
+    assert "damaged; rebuilding" in run()
+    assert "building" not in run()

@@ -129,7 +129,9 @@ class Index:
                 idx.bm25 = BM25Index([d.text for d in idx.docs])
                 (tmp / "bm25.pickle").write_bytes(pickle.dumps(idx.bm25, protocol=pickle.HIGHEST_PROTOCOL))
                 (tmp / "docs.json").write_text(json.dumps([asdict(d) for d in idx.docs]))
-                (tmp / "OK").write_text("ok")
+                (tmp / "OK").write_text(json.dumps({n: _sha256(tmp / n) for n in _FILES}))
+                if final.exists():  # a damaged index: os.replace cannot replace a non-empty dir
+                    shutil.rmtree(final, ignore_errors=True)
                 os.replace(tmp, final)
                 _prune(root, keep=final, prefix=f"index-v{FORMAT}")
             except OSError:
@@ -143,6 +145,13 @@ class Index:
         if not (path / "OK").is_file():
             return None
         try:
+            sums = json.loads((path / "OK").read_text())
+            if not isinstance(sums, dict) or any(sums.get(n) != _sha256(path / n) for n in _FILES):
+                print("trl-help: the cached search index is damaged; rebuilding it", file=sys.stderr)
+                return None
+        except (OSError, ValueError):
+            return None
+        try:
             docs = [Doc(**d) for d in json.loads((path / "docs.json").read_text())]
             vectors = np.load(path / "vectors.npy")
         except (OSError, ValueError, TypeError):
@@ -152,6 +161,10 @@ class Index:
         try:
             bm25 = pickle.loads((path / "bm25.pickle").read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            bm25 = None
+        from assistant.match.lexical import BM25Index
+
+        if not isinstance(bm25, BM25Index):
             bm25 = None
         return Index(docs, vectors, bm25)
 
@@ -173,6 +186,16 @@ class Index:
                 bar.advance(task, len(docs[i : i + 64]))
         vectors = np.concatenate(chunks) if chunks else np.zeros((0, EMBEDDING_DIM), np.float32)
         return cls(docs, vectors.astype(np.float32))
+
+
+_FILES = ("vectors.npy", "bm25.pickle", "docs.json")
+
+
+def _sha256(path: Path) -> str:
+    """Checksum of a cached file, checked on every load (bit-rot must not change scores)."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _prune(root: Path, keep: Path, prefix: str, spare: int = 2) -> None:

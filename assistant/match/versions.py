@@ -6,6 +6,9 @@ from packaging.version import InvalidVersion, Version
 
 from assistant.kb.model import Case
 
+#: ends the detail of an 'unknown' verdict whose versions were absent from the input
+NOT_IN_INPUT = "not found in the input"
+
 
 def _v(s: str) -> Version | None:
     try:
@@ -51,4 +54,4 @@ def verdict(case: Case, env: dict[str, str]) -> tuple[str, str]:
         return "affected", "your versions are in the affected range: " + ", ".join(affected)
     if fixed:
         return "fixed-in-your-version", "; ".join(fixed)
-    return "unknown", "versions of " + ", ".join(unknown) + " not found in the input (try --installed)"
+    return "unknown", "versions of " + ", ".join(unknown) + f" {NOT_IN_INPUT}"

@@ -5,15 +5,16 @@ from __future__ import annotations
 from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis, Match
 from assistant.report.safe_markdown import code_span
+from assistant.report.version_hint import version_detail
 
 
-def _case_section(m: Match, kb: KB, full: bool) -> list[str]:
+def _case_section(m: Match, kb: KB, full: bool, hint: bool = True) -> list[str]:
     case = kb.cases[m.case_id]
     out = [
         f"### {case.title}",
         "",
         f"**Case** `{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
-        f"versions: **{m.versions.verdict}** — {m.versions.detail}",
+        f"versions: **{m.versions.verdict}** — {version_detail(m, hint)}",
         "",
     ]
     if m.evidence:
@@ -34,7 +35,8 @@ def _case_section(m: Match, kb: KB, full: bool) -> list[str]:
     return out
 
 
-def render_markdown(d: Diagnosis, kb: KB) -> str:
+def render_markdown(d: Diagnosis, kb: KB, hint: bool = True) -> str:
+    """Markdown answer; `hint=False` drops CLI-only advice (for replies read on GitHub)."""
     lines: list[str] = []
     if d.error is not None:
         first = d.error.message.splitlines()[0][:200] if d.error.message else ""
@@ -46,7 +48,7 @@ def render_markdown(d: Diagnosis, kb: KB) -> str:
             lines += [f"- `{m.case_id}` — {m.title} ({m.score:.2f})" for m in d.matches]
         return "\n".join(lines) + "\n"
     lines += ["## Diagnosis (trl-help)", ""]
-    lines += _case_section(d.matches[0], kb, full=True)
+    lines += _case_section(d.matches[0], kb, full=True, hint=hint)
     if len(d.matches) > 1:
         lines += ["<details><summary>Other candidates</summary>", ""]
         lines += [f"- `{m.case_id}` — {m.title} ({m.confidence}, {m.score:.2f})" for m in d.matches[1:]]

@@ -12,6 +12,7 @@ from rich.text import Text
 from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis
 from assistant.parse.model import Report
+from assistant.report.version_hint import version_detail
 
 _BADGE = {"high": "bold green", "medium": "bold yellow", "low": "bold red"}
 _VERSION = {"affected": "red", "fixed-in-your-version": "green", "unknown": "dim"}
@@ -51,7 +52,7 @@ def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Con
         Text.assemble(
             ("\nVersions: ", "bold"),
             (top.versions.verdict, _VERSION[top.versions.verdict]),
-            f" — {top.versions.detail}",
+            f" — {version_detail(top)}",
         )
     )
     if case.probe:

@@ -59,7 +59,7 @@ def _has_probe_line(md: str) -> bool:
 def draft_reply(d: Diagnosis, kb: KB) -> str:
     """Markdown comment for the issue."""
     # `--installed` is advice for the CLI user, not for someone reading a reply on GitHub
-    body = render_markdown(d, kb).rstrip("\n").replace(" (try --installed)", "")
+    body = render_markdown(d, kb, hint=False).rstrip("\n")
     if d.verdict == "match" and d.matches:
         m = d.matches[0]
         opening = (

@@ -1,0 +1,58 @@
+"""The "(try --installed)" advice belongs to the CLI renderers, not to the version verdict or replies."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
+from assistant.match.versions import verdict
+from assistant.report.markdown import render_markdown
+from assistant.report.text import render_text
+from assistant.triage.reply import draft_reply
+
+
+def _diagnosis(kb) -> tuple[Diagnosis, str]:
+    case = next(c for c in kb.cases.values() if c.affected)
+    v, detail = verdict(case, {})
+    m = Match(
+        case_id=case.id,
+        title=case.title,
+        score=0.9,
+        confidence="high",
+        versions=VersionVerdict(verdict=v, detail=detail),  # type: ignore[arg-type]
+        fix=case.fixes[0].title,
+    )
+    return Diagnosis(verdict="match", matches=[m], error=None, environment={}), detail
+
+
+def test_verdict_is_a_domain_string_without_cli_advice(kb) -> None:
+    d, detail = _diagnosis(kb)
+    assert d.matches[0].versions.verdict == "unknown"
+    assert "not found in the input" in detail
+    assert "--installed" not in detail
+
+
+def test_cli_renderers_add_the_hint_and_the_reply_does_not(kb) -> None:
+    d, _ = _diagnosis(kb)
+    assert "(try --installed)" in render_markdown(d, kb)
+    buf = io.StringIO()
+    render_text(d, kb, console=Console(file=buf, width=200, color_system=None))
+    assert "(try --installed)" in buf.getvalue()
+    assert "--installed" not in draft_reply(d, kb)
+
+
+def test_no_hint_when_the_case_records_no_ranges(kb) -> None:
+    case = next(c for c in kb.cases.values() if not c.affected)
+    v, detail = verdict(case, {})
+    m = Match(
+        case_id=case.id,
+        title=case.title,
+        score=0.9,
+        confidence="high",
+        versions=VersionVerdict(verdict=v, detail=detail),  # type: ignore[arg-type]
+        fix=case.fixes[0].title,
+    )
+    d = Diagnosis(verdict="match", matches=[m], error=None, environment={})
+    assert "--installed" not in render_markdown(d, kb)

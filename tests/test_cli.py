@@ -69,3 +69,45 @@ def test_parse_json_shape_from_stdin_and_gzip(tmp_path):
 def test_parse_no_error_gives_null_primary():
     res = _cli("parse", "-", "--format", "json", stdin=b"all good, training finished\n")
     assert json.loads(res.stdout)["primary"] is None
+
+
+def test_kb_new_writes_into_the_kb_it_was_given_not_the_cwd(tmp_path):
+    import os
+
+    body = 'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\nValueError: boom\n'
+    issues = tmp_path / "issues.json"
+    issues.write_text(json.dumps([{"number": 7, "title": "ValueError boom in SFT", "body": body, "labels": []}]))
+    kb = tmp_path / "mykb"
+    (kb / "cases").mkdir(parents=True)
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    res = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "kb", "new", "--from-issue", "7", "--issues", str(issues)]
+        + ["--kb", str(kb)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    assert res.returncode == 0, res.stderr
+    assert len(list((kb / "cases").glob("*.yaml"))) == 1
+    assert not (cwd / "kb").exists()
+
+
+def test_output_piped_into_head_exits_0_silently():
+    """`trl-help parse big.log | head -1`: the reader closes the pipe early; no traceback, exit 0."""
+    text = "\n".join(f"step {i}: loss={i / 7:.4f}" for i in range(50_000)) + "\nValueError: boom\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant.cli.main", "parse", "-", "--format", "json"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(text.encode())
+    proc.stdin.close()
+    proc.stdout.readline()
+    proc.stdout.close()  # like head -1
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

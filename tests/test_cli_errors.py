@@ -29,6 +29,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         ("triage", "/nonexistent.json"),
         ("kb", "show", "no-such-case"),
         ("kb", "list", "--kb", "/nonexistent"),
+        ("eval", "--kb", "/nonexistent"),
         ("kb", "validate", "/nonexistent"),
         ("probe", "no-such-case"),
         ("explain", "examples/grpo-zero3-multirank.log", "--top", "0"),

@@ -24,6 +24,10 @@ def run(args: argparse.Namespace) -> int:
     from assistant.match.fuse import FEATURES, Model
 
     con = Console(stderr=False)
+    if args.kb is not None and not (args.kb / "cases").is_dir():
+        from assistant.cli.errors import UsageError
+
+        raise UsageError(f"{args.kb}: not a KB (no cases/ directory)")
     m = Matcher.load(args.kb, progress=True)
     oos = ev.load_oos(args.oos or ev.oos_path(m.kb.root))
     if args.fit and not oos:

@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     new = sub.add_parser("new", help="scaffold a case YAML from an exported issue")
     new.add_argument("--from-issue", type=int, required=True, metavar="N")
     new.add_argument("--issues", type=Path, required=True, help="the gh issue export")
-    new.add_argument("--out", type=Path, help="directory for the YAML (default: kb/cases)")
+    new.add_argument("--kb", type=Path, help="KB root to write into (default: the bundled one)")
+    new.add_argument("--out", type=Path, help="directory for the YAML (default: <KB>/cases)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,9 +54,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"ok: {n} case(s) valid")
         return 0
     if args.kb_command == "new":
+        from assistant.kb.load import default_kb_dir
         from assistant.triage.scaffold import scaffold_case
 
-        path = scaffold_case(args.issues, args.from_issue, args.out)
+        out = args.out or (args.kb or default_kb_dir()) / "cases"  # the KB given, not ./kb of the cwd
+        path = scaffold_case(args.issues, args.from_issue, out)
         print(f"wrote {path}")
         return 0
 

@@ -93,3 +93,17 @@ def test_a_damaged_index_is_rebuilt_once_with_a_notice(tmp_path):
     (index / "bm25.pickle").write_bytes(pickle.dumps({"not": "a BM25Index"}))
     assert "damaged; rebuilding" in run()
     assert "building" not in run()
+
+
+def test_a_damaged_onnx_file_is_rebuilt_with_a_notice(tmp_path, capsys):
+    """A truncated/garbage optimised ONNX file: one notice, rebuilt from the export, queries work."""
+    from assistant.match.encoder import OnnxEncoder, model_id
+    from assistant.match.index import ensure_onnx
+
+    shutil.copy(ensure_onnx(model_id()), tmp_path / "model.onnx")
+    (tmp_path / "model.opt.onnx").write_bytes(b"\x08\x07garbage")
+    vec = OnnxEncoder(tmp_path / "model.onnx").encode(["ValueError: boom"])
+    assert vec.shape[0] == 1 and abs(float((vec[0] ** 2).sum()) - 1.0) < 1e-3
+    assert "query encoder is damaged" in capsys.readouterr().err
+    OnnxEncoder(tmp_path / "model.onnx")  # healed: loads without a notice
+    assert "damaged" not in capsys.readouterr().err

@@ -127,7 +127,21 @@ class OnnxEncoder:
             tmp = optimized.with_suffix(f".tmp{os.getpid()}")
             opts.optimized_model_filepath = str(tmp)
             path = onnx_path
-        self.sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        try:
+            self.sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:  # a damaged cached file: drop it and rebuild it once
+            import sys
+
+            print(f"trl-help: the cached query encoder is damaged ({type(e).__name__}); rebuilding it", file=sys.stderr)
+            optimized.unlink(missing_ok=True)
+            if path == onnx_path:
+                from assistant.quiet import quiet_libraries
+
+                onnx_path.unlink(missing_ok=True)
+                with quiet_libraries():
+                    export_onnx(onnx_path)
+            self.__init__(onnx_path, max_tokens)  # type: ignore[misc]
+            return
         if path == onnx_path and Path(opts.optimized_model_filepath).is_file():
             os.replace(opts.optimized_model_filepath, optimized)
 

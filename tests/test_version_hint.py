@@ -56,3 +56,20 @@ def test_no_hint_when_the_case_records_no_ranges(kb) -> None:
     )
     d = Diagnosis(verdict="match", matches=[m], error=None, environment={})
     assert "--installed" not in render_markdown(d, kb)
+
+
+def test_runners_up_below_the_floor_are_not_listed(kb) -> None:
+    from assistant.report.candidates import CANDIDATE_FLOOR
+
+    d, _ = _diagnosis(kb)
+    cases = [c for c in kb.cases.values() if c.id != d.matches[0].case_id][:2]
+    low, kept = (
+        d.matches[0].model_copy(update={"case_id": c.id, "title": c.title, "score": s})
+        for c, s in zip(cases, (CANDIDATE_FLOOR / 2, CANDIDATE_FLOOR * 4))
+    )
+    d = d.model_copy(update={"matches": [d.matches[0], low, kept]})
+    md = render_markdown(d, kb)
+    buf = io.StringIO()
+    render_text(d, kb, console=Console(file=buf, width=200, color_system=None))
+    for out in (md, buf.getvalue()):
+        assert kept.case_id in out and low.case_id not in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis, Match
+from assistant.report.candidates import other_candidates
 from assistant.report.safe_markdown import code_span
 from assistant.report.version_hint import version_detail
 
@@ -49,8 +50,9 @@ def render_markdown(d: Diagnosis, kb: KB, hint: bool = True) -> str:
         return "\n".join(lines) + "\n"
     lines += ["## Diagnosis (trl-help)", ""]
     lines += _case_section(d.matches[0], kb, full=True, hint=hint)
-    if len(d.matches) > 1:
+    others = other_candidates(d)
+    if others:
         lines += ["<details><summary>Other candidates</summary>", ""]
-        lines += [f"- `{m.case_id}` — {m.title} ({m.confidence}, {m.score:.2f})" for m in d.matches[1:]]
+        lines += [f"- `{m.case_id}` — {m.title} ({m.confidence}, {m.score:.2f})" for m in others]
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

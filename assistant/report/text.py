@@ -12,6 +12,7 @@ from rich.text import Text
 from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis
 from assistant.parse.model import Report
+from assistant.report.candidates import other_candidates
 from assistant.report.version_hint import version_detail
 
 _BADGE = {"high": "bold green", "medium": "bold yellow", "low": "bold red"}
@@ -59,12 +60,13 @@ def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Con
         parts.append(Text.assemble(("Confirm: ", "bold"), f"trl-help probe {case.id} --model /path/to/model"))
     parts.append(Text("References: " + "  ".join(r.url for r in case.references[:4]), style="dim"))
     c.print(Panel(Group(*parts), title="trl-help diagnosis", border_style="green"))
-    if len(d.matches) > 1:
+    others = other_candidates(d)
+    if others:
         t = Table(title="Other candidates", show_edge=False)
         t.add_column("case")
         t.add_column("confidence")
         t.add_column("score", justify="right")
         t.add_column("versions")
-        for m in d.matches[1:]:
+        for m in others:
             t.add_row(m.case_id, Text(m.confidence, _BADGE[m.confidence]), f"{m.score:.2f}", m.versions.verdict)
         c.print(t)

@@ -6,6 +6,7 @@ import math
 from functools import lru_cache
 
 from assistant.kb.model import Case, MetricCondition, MetricOp, Pattern
+from assistant.limits import cap_lines
 
 _MAX_LINE = 300
 
@@ -92,6 +93,7 @@ def _line_around(text: str, start: int, end: int) -> str:
 
 def first_match(p: Pattern, text: str) -> str | None:
     """The line around *p*'s first match in *text*, or None."""
+    text = cap_lines(text)
     m = _search(p, text, None)
     return _line_around(text, m.start(), m.end()) if m else None
 
@@ -99,6 +101,11 @@ def first_match(p: Pattern, text: str) -> str | None:
 def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
     """The line around each pattern's first match in *text* (*low*: text.lower(), if known)."""
     out: list[str] = []
+    if not patterns:
+        return out
+    capped = cap_lines(text)
+    if capped is not text:
+        text, low = capped, None
     for p in patterns:
         m = _search(p, text, low)
         if m:

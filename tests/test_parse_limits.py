@@ -1,0 +1,39 @@
+"""Hard bounds from issue 14: nested quantifiers refused, long lines cut before regex search."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from pydantic import ValidationError
+
+from assistant.kb.model import Pattern
+from assistant.limits import MAX_SCAN_LINE, cap_lines
+from assistant.match.symptoms import first_match
+
+
+@pytest.mark.parametrize("pat", [r"(a+)+$", r"(\w*)*x", r"(x+){2,}"])
+def test_nested_quantifier_rejected(pat: str) -> None:
+    with pytest.raises(ValidationError, match="nested quantifier"):
+        Pattern(pattern=pat, kind="regex")
+
+
+def test_bounded_repeat_of_group_accepted() -> None:
+    Pattern(pattern=r"view\([^\n]*\)(?:\n[^\n]*){0,2}?RuntimeError", kind="regex")
+
+
+def test_cap_lines_cuts_only_long_lines() -> None:
+    text = "short\n" + "a_" * 40_000 + "\nend"
+    capped = cap_lines(text)
+    assert capped.split("\n")[0] == "short" and capped.split("\n")[2] == "end"
+    assert len(capped.split("\n")[1]) == MAX_SCAN_LINE
+    assert cap_lines("short\nlines") == "short\nlines"
+
+
+def test_leading_word_pattern_on_80kb_line_is_fast() -> None:
+    """Issue 14: a `\\w*` pattern over an 80 KB `a_a_…` line took minutes; the line is now cut."""
+    p = Pattern(pattern=r"\w*_\w*Error: x", kind="regex")
+    text = "Traceback (most recent call last):\nRuntimeError: x\n" + "a_" * 40_000 + "Error: y\n"
+    start = time.perf_counter()
+    assert first_match(p, text) is None
+    assert time.perf_counter() - start < 2.0

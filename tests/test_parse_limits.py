@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from pydantic import ValidationError
 
@@ -30,10 +28,10 @@ def test_cap_lines_cuts_only_long_lines() -> None:
     assert cap_lines("short\nlines") == "short\nlines"
 
 
-def test_leading_word_pattern_on_80kb_line_is_fast() -> None:
-    """Issue 14: a `\\w*` pattern over an 80 KB `a_a_…` line took minutes; the line is now cut."""
-    p = Pattern(pattern=r"\w*_\w*Error: x", kind="regex")
+def test_symptom_patterns_scan_long_lines_only_up_to_the_cap() -> None:
+    """Issue 14: a `\\w*` pattern over an 80 KB `a_a_…` line took minutes. Lines are now cut to
+    MAX_SCAN_LINE before any pattern runs: a match that starts beyond the cap is not seen."""
+    p = Pattern(pattern=r"\w*_\w*Error: y", kind="regex")
     text = "Traceback (most recent call last):\nRuntimeError: x\n" + "a_" * 40_000 + "Error: y\n"
-    start = time.perf_counter()
     assert first_match(p, text) is None
-    assert time.perf_counter() - start < 2.0
+    assert first_match(p, "Traceback\n" + "a_" * 100 + "Error: y\n") is not None

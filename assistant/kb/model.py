@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from assistant.limits import NESTED_QUANTIFIER
+from assistant.kb.regex_safety import nested_quantifier
 from assistant.parse.model import FRAME_PACKAGES
 
 CASE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
@@ -87,7 +87,7 @@ class Pattern(Strict):
                 re.compile(self.pattern)
             except re.error as exc:
                 raise ValueError(f"regex does not compile: {exc}") from None
-            if NESTED_QUANTIFIER.search(self.pattern):
+            if nested_quantifier(self.pattern):
                 raise ValueError(f"regex has a nested quantifier (catastrophic backtracking): {self.pattern!r}")
         return self
 

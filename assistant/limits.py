@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 #: Longest line a symptom pattern may scan; longer lines are cut before regex search.
 MAX_SCAN_LINE = 4096
@@ -12,6 +13,11 @@ _LONG_LINE = re.compile(r"([^\n]{" + str(MAX_SCAN_LINE) + r"})[^\n]+")
 # Nested quantifiers (`(a+)+`) are refused when a case loads: assistant/kb/regex_safety.py.
 
 
+@lru_cache(maxsize=16)
 def cap_lines(text: str) -> str:
-    """*text* with every line cut to MAX_SCAN_LINE characters (same object when none is longer)."""
-    return _LONG_LINE.sub(r"\1", text) if len(text) > MAX_SCAN_LINE else text
+    """*text* with every line cut to MAX_SCAN_LINE characters (same object when none is longer).
+
+    Memoised: the matcher passes the same report text for every case and pattern."""
+    if len(text) <= MAX_SCAN_LINE or max(map(len, text.split("\n"))) <= MAX_SCAN_LINE:
+        return text
+    return _LONG_LINE.sub(r"\1", text)

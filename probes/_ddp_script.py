@@ -159,4 +159,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Leave without interpreter teardown: torch's gloo threads can abort the process at exit
+    # ("terminate called without an active exception", SIGABRT) after the work succeeded, which
+    # the launcher reports as a failed rank. Everything worth keeping is printed by now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -28,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     new.add_argument("--issues", type=Path, required=True, help="the gh issue export")
     new.add_argument("--kb", type=Path, help="KB root to write into (default: the bundled one)")
     new.add_argument("--out", type=Path, help="directory for the YAML (default: <KB>/cases)")
+    cov = sub.add_parser("coverage", help="coverage of the labelled issue sample in <KB>/coverage")
+    cov.add_argument("--kb", type=Path, help="KB root (default: the bundled one)")
+    cov.add_argument("--format", choices=("markdown", "json"), default="markdown")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"ok: {n} case(s) valid")
         return 0
+    if args.kb_command == "coverage":
+        from assistant.cli.kb_coverage import run_coverage
+
+        return run_coverage(args.kb, args.format)
     if args.kb_command == "new":
         from assistant.kb.load import default_kb_dir
         from assistant.triage.scaffold import scaffold_case

@@ -44,18 +44,10 @@ def _installed(names: list[str]) -> dict[str, str]:
 
 def run_versions(args: argparse.Namespace, spec: Any) -> int:
     """Build/reuse the env, run the probe there and on the installed stack, print both."""
-    from assistant.cli.probe import _run_with_progress
+    from assistant.cli.probe import _run_with_progress, probe_kwargs
 
     pins = pins_from_args(args)
-    kw = dict(
-        model=args.model,
-        tiny_replica=args.tiny_replica,
-        device=args.device,
-        timeout=args.timeout,
-        verbose=args.verbose,
-        trust_remote_code=args.trust_remote_code,
-        options=spec.options(),
-    )
+    kw = probe_kwargs(args, spec)
     yours = StackResult(label="your versions", versions=dict(pins.pins))
     try:
         py = ensure_env(pins, on_status=lambda m: print(f"[probe] {m}", file=sys.stderr, flush=True))

@@ -158,21 +158,25 @@ def run(args: argparse.Namespace) -> int:
         return run_versions(args, spec)
 
     try:
-        result = _run_with_progress(
-            args.case_id,
-            model=args.model,
-            tiny_replica=args.tiny_replica,
-            device=args.device,
-            timeout=args.timeout,
-            verbose=args.verbose,
-            trust_remote_code=args.trust_remote_code,
-            options=spec.options(),
-        )
+        result = _run_with_progress(args.case_id, **probe_kwargs(args, spec))
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
     _note_run_spec(result, spec)
     _print(result, args.format)
     return 1 if result.verdict.value == "error" else 0
+
+
+def probe_kwargs(args: argparse.Namespace, spec) -> dict:
+    """What `run_probe` needs from the command line and the user's run (shared with --versions)."""
+    return dict(
+        model=args.model,
+        tiny_replica=args.tiny_replica,
+        device=args.device,
+        timeout=args.timeout,
+        verbose=args.verbose,
+        trust_remote_code=args.trust_remote_code,
+        options=spec.options(),
+    )
 
 
 def _run_spec(log: Path | None, config: Path | None, sets: dict[str, str]):

@@ -63,3 +63,58 @@ def test_parse_and_kb_import_no_ml_library_at_module_level():
                     else []
                 )
                 assert not any(n.split(".")[0] in heavy for n in names), (path, names)
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module a file imports, at module level or inside functions."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+#: what renders a Diagnosis for a reader: it must get everything from the Diagnosis itself
+RENDERERS = [
+    "assistant/report/text.py",
+    "assistant/report/markdown.py",
+    "assistant/report/formats.py",
+    "assistant/report/candidates.py",
+    "assistant/report/version_hint.py",
+    "assistant/triage/reply.py",
+    "assistant/triage/run.py",
+    "assistant/triage/render_markdown.py",
+    "assistant/triage/render_table.py",
+    "assistant/triage/render_csv.py",
+    "assistant/triage/render_json.py",
+    "assistant/tui/render.py",
+    "assistant/tui/screens/main.py",
+]
+
+
+def test_no_renderer_reads_the_kb():
+    for rel in RENDERERS:
+        imported = _all_imports(ROOT / rel)
+        assert not any(m == "assistant.kb" or m.startswith("assistant.kb.") for m in imported), (rel, imported)
+        src = (ROOT / rel).read_text(encoding="utf-8")
+        assert ".kb." not in src and "kb.cases" not in src, rel
+
+
+def test_no_module_imports_usage_error_from_the_cli_entry_point():
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module == "assistant.cli.main":
+                    assert "UsageError" not in {a.name for a in node.names}, path
+
+
+def test_no_code_reads_outside_the_repository():
+    outside = ("../shared", '"shared"', "'shared'", 'parent / "shared', "parent / 'shared")
+    for pkg in (*PACKAGES, "tests"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            if path.resolve() == Path(__file__).resolve():
+                continue
+            src = path.read_text(encoding="utf-8")
+            assert not any(s in src for s in outside), path

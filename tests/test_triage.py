@@ -95,10 +95,11 @@ def test_reports_sharing_a_case_cluster_together(result):
 
 def test_near_duplicate_threshold_is_conservative(matcher):
     """Pairs of shared reports above the default threshold mostly share a case_id (precision)."""
+    from assistant.match.memo import MemoEncoder
     from assistant.match.query import query_text
     from assistant.parse import parse_text
     from assistant.triage.cluster import DUP_THRESHOLD, near_duplicate_groups, pair_precision
-    from assistant.triage.run import MemoEncoder, body_text
+    from assistant.triage.run import body_text
 
     reps = shared_reports()
     parsed = [parse_text(t) for _, t in reps]

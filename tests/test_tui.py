@@ -12,13 +12,13 @@ import pytest
 from textual import events
 
 from assistant.tui.app import TrlHelpApp
-from assistant.tui.engine import MatcherEngine, ProbeRunner, default_probe_runner
-from assistant.tui.fakes import FakeEngine, FakeProbeRunner
+from assistant.tui.engine import ProbeRunner, default_probe_runner
 from assistant.tui.render import case_markdown, fix_text, no_case_markdown, parsed_markdown
 from assistant.tui.screens.help import HelpScreen
 from assistant.tui.screens.parsed import ParsedScreen
 from assistant.tui.screens.probe import ProbeDialog
 from tests.conftest import oos_reports, report_for
+from tests.tui_fakes import FakeEngine, FakeProbeRunner
 
 SIZE = (80, 24)
 
@@ -46,7 +46,7 @@ def paste(app: TrlHelpApp, text: str) -> None:
 
 @pytest.fixture(scope="module")
 def real_engine(matcher):
-    return MatcherEngine(matcher)
+    return matcher  # the engine explain and triage use
 
 
 # --------------------------------------------------------------------------- real matcher
@@ -66,14 +66,14 @@ def test_real_report_paste_puts_right_case_first(real_engine, case_id):
             assert d.matches[0].case_id == case_id
             assert main.candidates.option_count == len(d.matches) >= 2
             assert main.candidates.highlighted == 0
-            case = real_engine.case(case_id)
+            case = real_engine.kb.cases[case_id]
             source = main.case_view.source
             assert case.title in source and "### Cause" in source and "### Fix" in source
             assert case.references[0].url in source
             assert case_id in main.status.text and app.focused is main.candidates
             # the fix / markdown answer go to the clipboard
             await pilot.press("c")
-            assert app.clipboard == fix_text(d.matches[0], case)
+            assert app.clipboard == fix_text(d.matches[0])
             await pilot.press("m")
             assert app.clipboard.startswith("**Error:**") and case.title in app.clipboard
             # another candidate
@@ -442,23 +442,21 @@ def test_quitting_during_a_probe_cancels_it():
 
 def test_render_builders():
     from assistant.parse import parse_text
-    from assistant.tui.fakes import CASES
 
     engine = FakeEngine()
     report = parse_text(ZERO3)
     d = engine.diagnose(report)
     m = d.matches[0]
-    case = CASES[m.case_id]
-    md = case_markdown(m, case)
+    md = case_markdown(m)
     assert "### Cause" in md and "unwrap_model_for_generation(self.model_wrapped" in md
     assert "```python" in md and "```bash" in md and "<https://github.com/huggingface/trl/pull/2>" in md
     assert "Press `p`" in md
-    assert fix_text(m, case).startswith("with unwrap_model_for_generation")
-    assert fix_text(m, None) == m.fix + "\n"
+    assert fix_text(m).startswith("with unwrap_model_for_generation")
+    assert fix_text(m.model_copy(update={"fixes": []})) == m.fix + "\n"
     nc = no_case_markdown(engine.diagnose(parse_text("ValueError: nope")))
     assert nc.startswith("## No known case") and "Nearest related" in nc
     pm = parsed_markdown(report)
     assert "AttributeError" in pm and "## Environment" in pm and "## Frames" in pm
     # evidence with backticks stays inside its fence
     m2 = m.model_copy(update={"evidence": ["x = ```oops```"]})
-    assert "````text" in case_markdown(m2, case)
+    assert "````text" in case_markdown(m2)

@@ -1,6 +1,6 @@
 """Snapshot tests of the TUI's screens at 80×24 (pytest-textual-snapshot).
 
-Deterministic engine and probe runner (assistant.tui.fakes), so the pictures change only when
+Deterministic engine and probe runner (tests/tui_fakes.py), so the pictures change only when
 the UI does. Update with ``pytest tests/test_tui_snapshots.py --snapshot-update``.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 
 from assistant.tui.app import TrlHelpApp
-from assistant.tui.fakes import FakeEngine, FakeProbeRunner
 from assistant.tui.screens.probe import ProbeDialog
+from tests.tui_fakes import FakeEngine, FakeProbeRunner
 
 ZERO3 = """\
 Traceback (most recent call last):

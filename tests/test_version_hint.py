@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 
+from assistant.match.case_content import case_content
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.match.versions import verdict
 from assistant.report.markdown import render_markdown
@@ -18,11 +19,10 @@ def _diagnosis(kb) -> tuple[Diagnosis, str]:
     v, detail = verdict(case, {})
     m = Match(
         case_id=case.id,
-        title=case.title,
         score=0.9,
         confidence="high",
         versions=VersionVerdict(verdict=v, detail=detail),  # type: ignore[arg-type]
-        fix=case.fixes[0].title,
+        **case_content(case),
     )
     return Diagnosis(verdict="match", matches=[m], error=None, environment={}), detail
 
@@ -36,11 +36,10 @@ def test_verdict_is_a_domain_string_without_cli_advice(kb) -> None:
 
 def test_cli_renderers_add_the_hint_and_the_reply_does_not(kb) -> None:
     d, _ = _diagnosis(kb)
-    assert "(try --installed)" in render_markdown(d, kb)
+    assert "(try --installed)" in render_markdown(d)
     buf = io.StringIO()
-    render_text(d, kb, console=Console(file=buf, width=200, color_system=None))
-    assert "(try --installed)" in buf.getvalue()
-    assert "--installed" not in draft_reply(d, kb)
+    assert "(try --installed)" in render_text(d, console=Console(file=buf, width=200, color_system=None))
+    assert "--installed" not in draft_reply(d)
 
 
 def test_no_hint_when_the_case_records_no_ranges(kb) -> None:
@@ -48,14 +47,13 @@ def test_no_hint_when_the_case_records_no_ranges(kb) -> None:
     v, detail = verdict(case, {})
     m = Match(
         case_id=case.id,
-        title=case.title,
         score=0.9,
         confidence="high",
         versions=VersionVerdict(verdict=v, detail=detail),  # type: ignore[arg-type]
-        fix=case.fixes[0].title,
+        **case_content(case),
     )
     d = Diagnosis(verdict="match", matches=[m], error=None, environment={})
-    assert "--installed" not in render_markdown(d, kb)
+    assert "--installed" not in render_markdown(d)
 
 
 def test_runners_up_below_the_floor_are_not_listed(kb) -> None:
@@ -68,8 +66,7 @@ def test_runners_up_below_the_floor_are_not_listed(kb) -> None:
         for c, s in zip(cases, (CANDIDATE_FLOOR / 2, CANDIDATE_FLOOR * 4))
     )
     d = d.model_copy(update={"matches": [d.matches[0], low, kept]})
-    md = render_markdown(d, kb)
-    buf = io.StringIO()
-    render_text(d, kb, console=Console(file=buf, width=200, color_system=None))
-    for out in (md, buf.getvalue()):
+    md = render_markdown(d)
+    text = render_text(d, console=Console(file=io.StringIO(), width=200, color_system=None))
+    for out in (md, text):
         assert kept.case_id in out and low.case_id not in out

@@ -6,11 +6,14 @@ import argparse
 import json
 import sys
 
+#: the keys of `assistant.report.formats.FORMATS` (kept here so `--help` imports no renderer)
+FORMAT_NAMES = ("text", "json", "markdown")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE|-", help="log or traceback file, or - for stdin")
     p.add_argument("--top", type=int, default=3, help="number of candidate cases (default 3)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--format", choices=FORMAT_NAMES, default="text")
     p.add_argument(
         "--installed", action="store_true", help="compare the versions installed here (not only those in the log)"
     )
@@ -42,27 +45,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     diagnosis = matcher.diagnose(report, top=args.top, installed=args.installed)
     probe_case = diagnosis.matches[0].probe and diagnosis.matches[0].case_id if diagnosis.matches else None
-    if args.format == "json":
+    from assistant.report.formats import FORMATS, render_json
+
+    if args.format == "json" and args.probe and probe_case:
         # one document: the probe's result nested in the match it confirms
-        doc = diagnosis.model_dump(mode="json")
-        if args.probe and probe_case:
-            doc["matches"][0]["probe_result"] = json.loads(_run_probe(probe_case, args, report).to_json())
-        print(json.dumps(doc, indent=1))
-        if args.probe and not probe_case:
-            print("no probe exists for the top match", file=sys.stderr)
-        return 0
-    elif args.format == "markdown":
-        from assistant.report.markdown import render_markdown
-
-        print(render_markdown(diagnosis, matcher.kb))
+        result = json.loads(_run_probe(probe_case, args, report).to_json())
+        sys.stdout.write(render_json(diagnosis, probe_result=result))
     else:
-        from assistant.report.text import render_text
-
-        render_text(diagnosis, matcher.kb, report)
-    if args.probe and probe_case:
+        sys.stdout.write(FORMATS[args.format](diagnosis))
+    if args.probe and not probe_case:
+        print("no probe exists for the top match", file=sys.stderr)
+    elif args.probe and probe_case and args.format != "json":
         from assistant.cli.probe import render_text as render_probe
 
+        sys.stdout.flush()
         render_probe(_run_probe(probe_case, args, report))
-    elif args.probe:
-        print("no probe exists for the top match", file=sys.stderr)
     return 0

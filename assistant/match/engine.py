@@ -6,6 +6,9 @@ and tests can swap in another engine.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -13,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from assistant.kb.load import KB, KBProblemsError, load_kb_cached
+from assistant.match.case_content import case_content
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.match.fuse import FEATURES, Model
 from assistant.match.query import query_text
@@ -29,10 +33,33 @@ BM25_HALF = 15.0
 DENSE_HI_FLOOR = 0.7
 
 
-class Engine(Protocol):
-    """What front ends need from a matcher."""
+#: candidates shown by every front end (explain, triage, the TUI) unless asked otherwise
+DEFAULT_TOP = 3
 
-    def diagnose(self, report: Report, top: int = 3, installed: bool = False) -> Diagnosis: ...
+
+class Engine(Protocol):
+    """What front ends (CLI, TUI, triage) need from a matcher; tests swap in a deterministic one."""
+
+    @property
+    def digest(self) -> str:
+        """Identity of the answers (KB content, fusion weights, query format): keys caches."""
+        ...
+
+    def diagnose(self, report: Report, top: int = DEFAULT_TOP, installed: bool = False) -> Diagnosis: ...
+
+    def diagnose_batch(
+        self,
+        reports: Sequence[Report],
+        top: int = DEFAULT_TOP,
+        on_embedded: Callable[[int], None] | None = None,
+        on_diagnosed: Callable[[int], None] | None = None,
+    ) -> list[tuple[Diagnosis, np.ndarray]]:
+        """Diagnoses of many reports (each the same as `diagnose` gives), with each query's vector."""
+        ...
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of *texts* (for near-duplicate search)."""
+        ...
 
 
 @dataclass
@@ -88,15 +115,20 @@ class Matcher:
         report: Report,
         exclude: tuple[str, int] | set[tuple[str, int]] | None = None,
         env: dict[str, str] | None = None,
+        query: tuple[str, np.ndarray] | None = None,
     ) -> list[Candidate]:
         """Feature rows for every case (unsorted). *exclude* masks one fixture (leave-one-out) or a
-        set of them (every report of one source thread)."""
-        q = query_text(report, background=self.kb.background)
+        set of them (every report of one source thread); *query* is the report's query text and
+        vector when already computed (batches)."""
+        if query is None:
+            q = self.query_text(report)
+            qv = self.encoder.encode([q])
+        else:
+            q, qv = query[0], query[1].reshape(1, -1)
         mask = None
         if exclude is not None:
             held = exclude if isinstance(exclude, (set, frozenset)) else {exclude}
             mask = np.array([(d.case_id, d.fixture) not in held for d in self.docs])
-        qv = self.encoder.encode([q])
         sims, ids = self.index.search(qv, len(self.docs))
         doc_scores = np.empty(len(self.docs), dtype=np.float32)
         doc_scores[ids[0]] = sims[0]
@@ -136,26 +168,63 @@ class Matcher:
         report: Report,
         exclude: tuple[str, int] | set[tuple[str, int]] | None = None,
         env: dict[str, str] | None = None,
+        query: tuple[str, np.ndarray] | None = None,
     ) -> list[Candidate]:
-        cands = self.features(report, exclude=exclude, env=env)
+        cands = self.features(report, exclude=exclude, env=env, query=query)
         return sorted(cands, key=lambda c: -c.prob)
 
+    def query_text(self, report: Report) -> str:
+        """What is embedded and searched for *report* (lines healthy runs print left out)."""
+        return query_text(report, background=self.kb.background)
+
+    @property
+    def digest(self) -> str:
+        from assistant.match.query import QUERY_VERSION
+
+        weights = json.dumps([self.model.weights, self.model.threshold, self.model.high, self.model.medium])
+        return hashlib.sha256(f"{self.kb.digest}:{weights}:q{QUERY_VERSION}".encode()).hexdigest()[:16]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.encoder.encode(texts)
+
     # -- the answer ------------------------------------------------------------------------
-    def diagnose(self, report: Report, top: int = 3, installed: bool = False) -> Diagnosis:
+    def diagnose(self, report: Report, top: int = DEFAULT_TOP, installed: bool = False) -> Diagnosis:
         env = dict(report.environment)
         if installed:
             from assistant.match.installed import installed_versions
 
             env = {**env, **installed_versions()}
-        ranked = self.rank(report, env=env)[: max(1, top)]
+        return self._diagnose(report, top, env)
+
+    def diagnose_batch(
+        self,
+        reports: Sequence[Report],
+        top: int = DEFAULT_TOP,
+        on_embedded: Callable[[int], None] | None = None,
+        on_diagnosed: Callable[[int], None] | None = None,
+    ) -> list[tuple[Diagnosis, np.ndarray]]:
+        from assistant.match.memo import MemoEncoder
+
+        texts = [self.query_text(r) for r in reports]
+        memo = MemoEncoder(self.encoder)
+        memo.prefill(texts, on_batch=on_embedded)  # one ONNX call per 8 distinct texts
+        out = []
+        for r, q in zip(reports, texts):
+            out.append((self._diagnose(r, top, dict(r.environment), query=(q, memo.memo[q])), memo.memo[q]))
+            if on_diagnosed:
+                on_diagnosed(1)
+        return out
+
+    def _diagnose(
+        self, report: Report, top: int, env: dict[str, str], query: tuple[str, np.ndarray] | None = None
+    ) -> Diagnosis:
+        ranked = self.rank(report, env=env, query=query)[: max(1, top)]
         matches = [self._match(c, report) for c in ranked]
         matched = bool(ranked) and ranked[0].prob >= self.model.threshold
         return Diagnosis.from_parts(report, matches, matched, env)
 
     def _match(self, c: Candidate, report: Report) -> Match:
         case = self.kb.cases[c.case_id]
-        fix = case.fixes[0]
-        fix_text = fix.title + (f"\n{fix.code.strip()}" if fix.code else "")
         evidence = list(dict.fromkeys(c.evidence))[:6]
         if not evidence and report.primary is not None:
             evidence = [
@@ -166,13 +235,10 @@ class Matcher:
         signals = {f: round(float(v), 3) for f, v in zip(FEATURES, c.features) if v}
         return Match(
             case_id=c.case_id,
-            title=case.title,
             score=round(c.prob, 4),
             confidence=self.model.confidence(c.prob),  # type: ignore[arg-type]
             evidence=evidence,
             versions=VersionVerdict(verdict=c.versions[0], detail=c.versions[1]),  # type: ignore[arg-type]
-            fix=fix_text,
-            probe=case.probe,
-            labels=case.labels,
             signals=signals,
+            **case_content(case),
         )

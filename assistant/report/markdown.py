@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis, Match
 from assistant.report.candidates import other_candidates
 from assistant.report.safe_markdown import code_span
 from assistant.report.version_hint import version_detail
 
 
-def _case_section(m: Match, kb: KB, full: bool, hint: bool = True) -> list[str]:
-    case = kb.cases[m.case_id]
+def _case_section(m: Match, full: bool, hint: bool = True) -> list[str]:
     out = [
-        f"### {case.title}",
+        f"### {m.title}",
         "",
         f"**Case** `{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · "
         f"versions: **{m.versions.verdict}** — {version_detail(m, hint)}",
@@ -22,21 +20,21 @@ def _case_section(m: Match, kb: KB, full: bool, hint: bool = True) -> list[str]:
         out += ["**Why it matched** (from your log):", ""] + [f"> {code_span(e)}" for e in m.evidence[:4]] + [""]
     if not full:
         return out
-    out += ["**Cause.** " + case.cause.strip(), "", "**Fix**", ""]
-    for i, fx in enumerate(case.fixes, 1):
+    out += ["**Cause.** " + m.cause, "", "**Fix**", ""]
+    for i, fx in enumerate(m.fixes, 1):
         trade = f" _Trade-off: {fx.tradeoff}_" if fx.tradeoff else ""
-        out.append(f"{i}. **{fx.title}** ({fx.safety.value}). {fx.description.strip()}{trade}")
+        out.append(f"{i}. **{fx.title}** ({fx.safety}). {fx.description}{trade}")
         if fx.code:
             out += ["", f"   ```{fx.language}"] + [f"   {ln}" for ln in fx.code.rstrip().splitlines()] + ["   ```"]
     out.append("")
-    if case.probe:
-        out += [f"Confirm on your model: `trl-help probe {case.id} --model /path/to/model`", ""]
-    refs = ", ".join(f"[{r.type.value}]({r.url})" for r in case.references[:6])
+    if m.probe:
+        out += [f"Confirm on your model: `trl-help probe {m.case_id} --model /path/to/model`", ""]
+    refs = ", ".join(f"[{r.type}]({r.url})" for r in m.references[:6])
     out += [f"References: {refs}", ""]
     return out
 
 
-def render_markdown(d: Diagnosis, kb: KB, hint: bool = True) -> str:
+def render_markdown(d: Diagnosis, hint: bool = True) -> str:
     """Markdown answer; `hint=False` drops CLI-only advice (for replies read on GitHub)."""
     lines: list[str] = []
     if d.error is not None:
@@ -49,7 +47,7 @@ def render_markdown(d: Diagnosis, kb: KB, hint: bool = True) -> str:
             lines += [f"- `{m.case_id}` — {m.title} ({m.score:.2f})" for m in d.matches]
         return "\n".join(lines) + "\n"
     lines += ["## Diagnosis (trl-help)", ""]
-    lines += _case_section(d.matches[0], kb, full=True, hint=hint)
+    lines += _case_section(d.matches[0], full=True, hint=hint)
     others = other_candidates(d)
     if others:
         lines += ["<details><summary>Other candidates</summary>", ""]

@@ -2,53 +2,59 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis
-from assistant.parse.model import Report
 from assistant.report.candidates import other_candidates
+from assistant.report.console import capture
 from assistant.report.version_hint import version_detail
 
 _BADGE = {"high": "bold green", "medium": "bold yellow", "low": "bold red"}
 _VERSION = {"affected": "red", "fixed-in-your-version": "green", "unknown": "dim"}
 
 
-def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Console | None = None) -> None:
-    c = console or Console()
+def render_text(d: Diagnosis, console: Console | None = None) -> str:
+    """The terminal answer, styled like *console* (default: stdout's terminal, plain when piped)."""
+    return capture(_renderables(d), like=console)
+
+
+def _renderables(d: Diagnosis) -> list[RenderableType]:
+    out: list[RenderableType] = []
     if d.error is not None:
         first = d.error.message.splitlines()[0][:200] if d.error.message else ""
         rank = f" (rank {d.error.rank})" if d.error.rank is not None else ""
-        c.print(Text.assemble(("error: ", "bold"), (f"{d.error.exception}: {first}{rank}", "red")))
+        out.append(Text.assemble(("error: ", "bold"), (f"{d.error.exception}: {first}{rank}", "red")))
     elif d.observations:
-        c.print(Text.assemble(("observed: ", "bold"), "; ".join(d.observations)))
+        out.append(Text.assemble(("observed: ", "bold"), "; ".join(d.observations)))
     if d.verdict == "no-known-case" or not d.matches:
         body = [Text("No known case fits this report with enough confidence.", style="bold")]
         if d.matches:
             body.append(Text("\nNearest related cases (not a diagnosis):", style="dim"))
             for m in d.matches:
                 body.append(Text(f"  • {m.case_id} — {m.title} ({m.score:.2f})", style="dim"))
-        c.print(Panel(Group(*body), title="trl-help", border_style="yellow"))
-        return
+        out.append(Panel(Group(*body), title="trl-help", border_style="yellow"))
+        return out
     top = d.matches[0]
-    case = kb.cases[top.case_id]
-    head = Text.assemble((top.confidence.upper(), _BADGE[top.confidence]), f"  {top.score:.2f}  ", (case.title, "bold"))
-    parts: list = [head, Text(f"case {case.id}", style="dim")]
+    head = Text.assemble((top.confidence.upper(), _BADGE[top.confidence]), f"  {top.score:.2f}  ", (top.title, "bold"))
+    parts: list = [head, Text(f"case {top.case_id}", style="dim")]
     if top.evidence:
         parts.append(Text("\nWhy it matched:", style="bold"))
         parts += [Text(f"  > {e}", style="cyan") for e in top.evidence[:4]]
-    parts += [Text("\nCause", style="bold"), Markdown(case.cause.strip())]
+    parts += [Text("\nCause", style="bold"), Markdown(top.cause)]
     parts.append(Text("\nFix", style="bold"))
-    for i, fx in enumerate(case.fixes, 1):
+    for i, fx in enumerate(top.fixes, 1):
         trade = f" — trade-off: {fx.tradeoff}" if fx.tradeoff else ""
-        parts.append(Text(f"{i}. {fx.title} [{fx.safety.value}]{trade}"))
+        parts.append(Text(f"{i}. {fx.title} [{fx.safety}]{trade}"))
         if fx.code:
-            parts.append(Syntax(fx.code.rstrip(), fx.language, theme="ansi_dark", background_color="default"))
+            # wrapped, never cropped: a fix cut at the panel's edge would be copied wrong
+            parts.append(
+                Syntax(fx.code.rstrip(), fx.language, theme="ansi_dark", background_color="default", word_wrap=True)
+            )
     parts.append(
         Text.assemble(
             ("\nVersions: ", "bold"),
@@ -56,10 +62,10 @@ def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Con
             f" — {version_detail(top)}",
         )
     )
-    if case.probe:
-        parts.append(Text.assemble(("Confirm: ", "bold"), f"trl-help probe {case.id} --model /path/to/model"))
-    parts.append(Text("References: " + "  ".join(r.url for r in case.references[:4]), style="dim"))
-    c.print(Panel(Group(*parts), title="trl-help diagnosis", border_style="green"))
+    if top.probe:
+        parts.append(Text.assemble(("Confirm: ", "bold"), f"trl-help probe {top.case_id} --model /path/to/model"))
+    parts.append(Text("References: " + "  ".join(r.url for r in top.references[:4]), style="dim"))
+    out.append(Panel(Group(*parts), title="trl-help diagnosis", border_style="green"))
     others = other_candidates(d)
     if others:
         t = Table(title="Other candidates", show_edge=False)
@@ -69,4 +75,5 @@ def render_text(d: Diagnosis, kb: KB, report: Report | None = None, console: Con
         t.add_column("versions")
         for m in others:
             t.add_row(m.case_id, Text(m.confidence, _BADGE[m.confidence]), f"{m.score:.2f}", m.versions.verdict)
-        c.print(t)
+        out.append(t)
+    return out

@@ -27,15 +27,12 @@ def cache_dir() -> Path:
     return cache_root() / f"triage-v{FORMAT}"
 
 
-def engine_key(kb_digest: str, top: int) -> str:
-    """What a cached result depends on besides the issue: KB, fusion weights, code version."""
+def engine_key(engine_digest: str, top: int) -> str:
+    """What a cached result depends on besides the issue: the engine (KB, fusion weights, query
+    format), the code version and `--top`."""
     from assistant import __version__
-    from assistant.match.fuse import WEIGHTS_FILE
 
-    h = hashlib.sha256(f"{kb_digest}|{__version__}|top={top}".encode())
-    if WEIGHTS_FILE.is_file():
-        h.update(WEIGHTS_FILE.read_bytes())
-    return h.hexdigest()[:16]
+    return hashlib.sha256(f"{engine_digest}|{__version__}|top={top}".encode()).hexdigest()[:16]
 
 
 def _enc_vec(v: np.ndarray) -> str:

@@ -3,30 +3,19 @@
 
 from __future__ import annotations
 
-from assistant.kb.load import KB
 from assistant.match.diagnosis import Diagnosis, Match
 from assistant.report.markdown import render_markdown
 
 FOOTER = "<sub>Drafted by `trl-help triage`{what}. Run `trl-help explain your-log.txt` on the full log to check it yourself.</sub>"
 
 
-def _upgrade_targets(case) -> list[str]:
-    out = []
-    for aff in case.affected:
-        fixed = [r.fixed for r in aff.ranges if r.fixed]
-        if fixed:
-            from packaging.version import Version
-
-            target = max(fixed, key=Version)
-            by = f" ({aff.fixed_by})" if aff.fixed_by else ""
-            out.append(f"`{aff.package}>={target}`{by}")
-    return out
+def _upgrade_targets(m: Match) -> list[str]:
+    return [f"`{f.package}>={f.version}`" + (f" ({f.fixed_by})" if f.fixed_by else "") for f in m.fixed_in]
 
 
-def version_advice(m: Match, kb: KB, env: dict[str, str]) -> list[str]:
+def version_advice(m: Match) -> list[str]:
     """Markdown lines on versions: what to upgrade, or what to share when versions are unknown."""
-    case = kb.cases[m.case_id]
-    targets = _upgrade_targets(case)
+    targets = _upgrade_targets(m)
     v = m.versions.verdict
     lines = ["**Versions.**"]
     if v == "affected":
@@ -40,8 +29,8 @@ def version_advice(m: Match, kb: KB, env: dict[str, str]) -> list[str]:
             "training nodes); if they are current, this may be a different cause and a minimal "
             "reproduction would help."
         )
-    elif case.affected:
-        pk = ", ".join(sorted({a.package for a in case.affected}))
+    elif m.version_packages:
+        pk = ", ".join(m.version_packages)
         lines[0] += (
             f" The versions of {pk} decide this case but are not in the report; please paste the output of `trl env`."
         )
@@ -56,10 +45,10 @@ def _has_probe_line(md: str) -> bool:
     return "trl-help probe" in md
 
 
-def draft_reply(d: Diagnosis, kb: KB) -> str:
+def draft_reply(d: Diagnosis) -> str:
     """Markdown comment for the issue."""
     # `--installed` is advice for the CLI user, not for someone reading a reply on GitHub
-    body = render_markdown(d, kb, hint=False).rstrip("\n")
+    body = render_markdown(d, hint=False).rstrip("\n")
     if d.verdict == "match" and d.matches:
         m = d.matches[0]
         opening = (
@@ -68,7 +57,7 @@ def draft_reply(d: Diagnosis, kb: KB) -> str:
             else "This may be a known failure; please check the evidence below against your log."
         )
         parts = [f"Thanks for the report! {opening}", "", body, ""]
-        parts += version_advice(m, kb, d.environment)
+        parts += version_advice(m)
         if not _has_probe_line(body):
             parts += ["To confirm, run `trl-help explain` on the full log of the failing run.", ""]
         parts.append(FOOTER.format(what=f" (case `{m.case_id}`, score {m.score:.2f})"))

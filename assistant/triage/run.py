@@ -1,10 +1,8 @@
 """The batch: issues -> per-issue diagnoses (cached), clusters and new-category candidates.
 
-Per issue it calls the same `Matcher.diagnose` as `trl-help explain`, so `matches` are the same
-objects as `explain --format json`. Speed comes from composition, not a second engine: before
-diagnosing, the query texts of all uncached issues are embedded in length-sorted batches (one
-ONNX call per 32 texts instead of one per issue, identical queries embedded once) and the
-matcher's encoder is wrapped by a memo for the duration of the batch.
+Per issue it gets the same diagnosis as `trl-help explain` (the engine's `diagnose_batch`, which
+embeds all query texts in length-sorted batches first and then diagnoses each report exactly as
+`diagnose` does), so `matches` are the same objects as `explain --format json`.
 """
 
 from __future__ import annotations
@@ -20,10 +18,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from assistant.match.diagnosis import Match, VersionVerdict
+from assistant.match.engine import Engine
 from assistant.triage.cache import TriageCache, engine_key
 from assistant.triage.cluster import DUP_THRESHOLD, error_key, group_new_categories, near_duplicate_groups
 from assistant.triage.inputs import Batch, Issue
-from assistant.vocab import EMBEDDING_DIM
 
 
 class IssueResult(BaseModel):
@@ -80,44 +78,6 @@ class Options:
     cache_dir: Path | None = None  # default: <cache root>/triage-v1 (TRL_HELP_CACHE_DIR or platformdirs)
 
 
-class MemoEncoder:
-    """Wraps an encoder: texts already embedded in `memo` are not embedded again."""
-
-    def __init__(self, inner, memo: dict[str, np.ndarray]) -> None:
-        self.inner = inner
-        self.memo = memo
-        self.name = getattr(inner, "name", "encoder")
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.memo))
-        if missing:
-            for t, v in zip(missing, self.inner.encode(missing)):
-                self.memo[t] = v
-        return np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-
-    def prefill(self, texts: list[str], on_batch=None, batch: int = 8) -> None:
-        """Embed the unique *texts* in length-sorted batches of 8 (little padding; measured faster per text
-        than single calls and than batches of 32 on the 2-core machine)."""
-        todo = sorted({t for t in texts if t not in self.memo}, key=len)
-        for i in range(0, len(todo), batch):
-            chunk = todo[i : i + batch]
-            for t, v in zip(chunk, self.inner.encode(chunk)):
-                self.memo[t] = v
-            if on_batch:
-                on_batch(len(chunk))
-
-
-@contextlib.contextmanager
-def memo_encoder(matcher) -> Iterator[MemoEncoder]:
-    inner = matcher.encoder
-    memo = MemoEncoder(inner, {})
-    matcher.encoder = memo
-    try:
-        yield memo
-    finally:
-        matcher.encoder = inner
-
-
 @contextlib.contextmanager
 def _progress(enabled: bool) -> Iterator:
     if not enabled:
@@ -158,64 +118,62 @@ def body_text(report) -> str:
 
 
 def _diagnose_batch(
-    todo: list[Issue], matcher, opts: Options, problems: list[str], prog
+    todo: list[Issue], engine: Engine, opts: Options, problems: list[str], prog
 ) -> list[tuple[Issue, IssueResult, np.ndarray, np.ndarray | None]]:
-    from assistant.match.query import query_text
     from assistant.parse import parse_text
     from assistant.triage.reply import draft_reply
 
     parsed = []
     for issue in todo:
         try:
-            rep = parse_text(issue.text)
+            parsed.append((issue, parse_text(issue.text)))
         except Exception as exc:  # noqa: BLE001 — one bad issue must not sink the batch
             problems.append(f"issue #{issue.number}: could not be parsed ({type(exc).__name__}: {exc}); skipped")
-            continue
-        parsed.append((issue, rep, query_text(rep, background=matcher.kb.background)))
-    out = []
-    with memo_encoder(matcher) as memo:
-        task = prog.add_task("embedding", total=len({q for _, _, q in parsed})) if prog else None
-        memo.prefill([q for _, _, q in parsed], on_batch=(lambda n: prog.advance(task, n)) if prog else None)
-        task = prog.add_task("matching", total=len(parsed)) if prog else None
-        unmatched = []
-        for issue, rep, q in parsed:
-            d = matcher.diagnose(rep, top=opts.top)
-            top = d.matches[0] if d.matches else None
-            res = IssueResult(
-                number=issue.number,
-                title=issue.title,
-                url=issue.url,
-                verdict=d.verdict,
-                matches=d.matches,
-                labels=list(top.labels) if (top and d.verdict == "match") else [],
-                reply=draft_reply(d, matcher.kb),
-                versions=top.versions if top else None,
-                error=_error_line(rep),
-                error_key=error_key(rep.primary.exception, rep.signature.message) if rep.primary else "",
-                has_traceback=_has_traceback(rep, issue.text),
-                packages=[p for p in rep.packages_in_frames() if p not in ("user", "other", "python")],
-                environment=d.environment,
-                existing_labels=list(issue.labels),
-            )
-            out.append([issue, res, memo.memo[q], None])
-            if d.verdict != "match":
-                unmatched.append((len(out) - 1, body_text(rep)))
-            if prog:
-                prog.advance(task)
-        if unmatched:  # body vectors, only where near-duplicate clustering needs them
-            memo.prefill([t for _, t in unmatched])
-            for k, t in unmatched:
-                out[k][3] = memo.memo[t]
+    embedding = prog.add_task("embedding", total=len(parsed)) if prog else None
+    matching = prog.add_task("matching", total=len(parsed)) if prog else None
+    answers = engine.diagnose_batch(
+        [rep for _, rep in parsed],
+        top=opts.top,
+        on_embedded=(lambda n: prog.advance(embedding, n)) if prog else None,
+        on_diagnosed=(lambda n: prog.advance(matching, n)) if prog else None,
+    )
+    out: list[list] = []
+    unmatched = []
+    for (issue, rep), (d, qv) in zip(parsed, answers):
+        top = d.matches[0] if d.matches else None
+        res = IssueResult(
+            number=issue.number,
+            title=issue.title,
+            url=issue.url,
+            verdict=d.verdict,
+            matches=d.matches,
+            labels=list(top.labels) if (top and d.verdict == "match") else [],
+            reply=draft_reply(d),
+            versions=top.versions if top else None,
+            error=_error_line(rep),
+            error_key=error_key(rep.primary.exception, rep.signature.message) if rep.primary else "",
+            has_traceback=_has_traceback(rep, issue.text),
+            packages=[p for p in rep.packages_in_frames() if p not in ("user", "other", "python")],
+            environment=d.environment,
+            existing_labels=list(issue.labels),
+        )
+        out.append([issue, res, qv, None])
+        if d.verdict != "match":
+            unmatched.append((len(out) - 1, body_text(rep)))
+    if unmatched:  # body vectors, only where near-duplicate clustering needs them
+        vecs = engine.embed([t for _, t in unmatched])
+        for (k, _), v in zip(unmatched, vecs):
+            out[k][3] = v
     return [tuple(x) for x in out]  # type: ignore[misc]
 
 
-def triage(batch: Batch, matcher, opts: Options | None = None) -> TriageResult:
+def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageResult:
     import time
 
     opts = opts or Options()
     t0 = time.perf_counter()
     problems = list(batch.problems)
-    cache = TriageCache(engine_key(matcher.kb.digest, opts.top), root=opts.cache_dir, enabled=opts.use_cache)
+    cache = TriageCache(engine_key(engine.digest, opts.top), root=opts.cache_dir, enabled=opts.use_cache)
     rows: dict[int, tuple[IssueResult, np.ndarray, np.ndarray | None]] = {}
     todo: list[Issue] = []
     for issue in batch.issues:
@@ -233,7 +191,7 @@ def triage(batch: Batch, matcher, opts: Options | None = None) -> TriageResult:
         n = len(vec) // 2 if len(vec) == 768 else len(vec)
         rows[issue.number] = (res, vec[:n], vec[n:] if len(vec) == 768 else None)
     with _progress(opts.progress and bool(todo)) as prog:
-        for issue, res, qv, bv in _diagnose_batch(todo, matcher, opts, problems, prog):
+        for issue, res, qv, bv in _diagnose_batch(todo, engine, opts, problems, prog):
             rows[issue.number] = (res, qv, bv)
             cache.put(
                 issue.number,
@@ -247,9 +205,7 @@ def triage(batch: Batch, matcher, opts: Options | None = None) -> TriageResult:
         problems.append(f"cache not saved ({exc}); results are complete")
     order = [i.number for i in batch.issues if i.number in rows]
     results = [rows[n][0] for n in order]
-    clusters, categories = _clusters(
-        results, [rows[n][1] for n in order], [rows[n][2] for n in order], matcher.kb, opts
-    )
+    clusters, categories = _clusters(results, [rows[n][1] for n in order], [rows[n][2] for n in order], opts)
     dt = time.perf_counter() - t0
     stats: dict[str, float | int | str] = {
         "issues": len(results),
@@ -263,7 +219,7 @@ def triage(batch: Batch, matcher, opts: Options | None = None) -> TriageResult:
 
 
 def _clusters(
-    results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], kb, opts: Options
+    results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], opts: Options
 ) -> tuple[list[Cluster], list[NewCategory]]:
     clusters: list[Cluster] = []
     by_case: dict[str, list[int]] = defaultdict(list)
@@ -275,7 +231,7 @@ def _clusters(
         for i in idx:
             results[i].duplicates = [n for n in nums if n != results[i].number]
         if len(idx) >= 2:
-            clusters.append(Cluster(kind="case", issues=nums, case_id=cid, title=kb.cases[cid].title))
+            clusters.append(Cluster(kind="case", issues=nums, case_id=cid, title=results[idx[0]].matches[0].title))
     un = [i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is not None]
     dup_groups: list[list[int]] = []
     if len(un) >= 2:

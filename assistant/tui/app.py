@@ -1,7 +1,7 @@
 """`TrlHelpApp`: configuration (engine, probe runner, initial input) and the global keys.
 
 The app depends on two small interfaces (:mod:`assistant.tui.engine`): pass ``engine=`` (a
-loaded :class:`~assistant.tui.engine.DiagnosisEngine`) or ``engine_loader=`` (called in a
+loaded :class:`~assistant.match.engine.Engine`) or ``engine_loader=`` (called in a
 worker thread; the default loads the real matcher), and ``probe_runner=`` (default: the real
 harness when the ``probes`` package is importable, else None → "probes unavailable").
 """
@@ -15,7 +15,8 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from assistant.tui.engine import DiagnosisEngine, MatcherEngine, ProbeRunner, default_probe_runner
+from assistant.match.engine import DEFAULT_TOP, Engine
+from assistant.tui.engine import ProbeRunner, default_probe_runner, load_engine
 
 _DEFAULT = object()
 
@@ -39,18 +40,18 @@ class TrlHelpApp(App[None]):
     def __init__(
         self,
         *,
-        engine: DiagnosisEngine | None = None,
-        engine_loader: Callable[[], DiagnosisEngine] | None = None,
+        engine: Engine | None = None,
+        engine_loader: Callable[[], Engine] | None = None,
         probe_runner: ProbeRunner | None | Any = _DEFAULT,
         initial_file: str | Path | None = None,
         initial_text: str | None = None,
-        top: int = 5,
+        top: int = DEFAULT_TOP,
         paste_settle_s: float = 0.6,
         kb_root: str | None = None,
     ) -> None:
         super().__init__()
-        self.engine: DiagnosisEngine | None = engine
-        self.engine_loader: Callable[[], DiagnosisEngine] = engine_loader or (lambda: MatcherEngine.load(kb_root))
+        self.engine: Engine | None = engine
+        self.engine_loader: Callable[[], Engine] = engine_loader or (lambda: load_engine(kb_root))
         self.probe_runner: ProbeRunner | None = default_probe_runner() if probe_runner is _DEFAULT else probe_runner
         self.initial_file = Path(initial_file) if initial_file is not None else None
         self.initial_text = initial_text

@@ -1,8 +1,8 @@
 """The two interfaces the TUI depends on, and their real implementations.
 
-* :class:`DiagnosisEngine` — report → diagnosis, plus the KB lookups the views need. The real
-  one (:class:`MatcherEngine`) wraps :class:`assistant.match.engine.Matcher`; tests inject a
-  deterministic one.
+* :class:`assistant.match.engine.Engine` — report → diagnosis, the same engine `explain` and
+  `triage` use (:func:`load_engine`); the diagnosis carries everything the views show, so the TUI
+  never reads the KB. Tests inject a deterministic one.
 * :class:`ProbeRunner` — runs one probe with streaming output and can be cancelled from another
   thread. The real one (:class:`HarnessProbeRunner`) drives :mod:`probes.harness`; when that
   package is missing :func:`default_probe_runner` returns ``None`` and the app says
@@ -21,8 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from assistant.match.diagnosis import Diagnosis
-from assistant.parse.model import Report
+from assistant.match.engine import Engine
 
 LineFn = Callable[[str], None]
 
@@ -30,45 +29,11 @@ LineFn = Callable[[str], None]
 # --------------------------------------------------------------------------- diagnosis
 
 
-@runtime_checkable
-class DiagnosisEngine(Protocol):
-    """What the app needs to diagnose and to show a case."""
+def load_engine(kb_root: str | None = None) -> Engine:
+    """The real engine (the matcher `trl-help explain` uses) over the bundled KB or *kb_root*."""
+    from assistant.match.engine import Matcher
 
-    def diagnose(self, report: Report, top: int = 5) -> Diagnosis: ...
-
-    def case(self, case_id: str) -> Any | None:
-        """The full KB case (``assistant.kb.model.Case``) or None when unknown."""
-        ...
-
-    def markdown(self, diagnosis: Diagnosis) -> str:
-        """A GitHub-ready markdown answer for *diagnosis*."""
-        ...
-
-
-class MatcherEngine:
-    """:class:`DiagnosisEngine` over the real hybrid matcher and the bundled KB."""
-
-    def __init__(self, matcher: Any) -> None:
-        self.matcher = matcher
-
-    @classmethod
-    def load(cls, kb_root: str | None = None) -> MatcherEngine:
-        from pathlib import Path
-
-        from assistant.match.engine import Matcher
-
-        return cls(Matcher.load(Path(kb_root) if kb_root else None, progress=False))
-
-    def diagnose(self, report: Report, top: int = 5) -> Diagnosis:
-        return self.matcher.diagnose(report, top=top)
-
-    def case(self, case_id: str) -> Any | None:
-        return self.matcher.kb.cases.get(case_id)
-
-    def markdown(self, diagnosis: Diagnosis) -> str:
-        from assistant.report.markdown import render_markdown
-
-        return render_markdown(diagnosis, self.matcher.kb)
+    return Matcher.load(Path(kb_root) if kb_root else None, progress=False)
 
 
 # --------------------------------------------------------------------------- probes

@@ -100,10 +100,9 @@ Then:
 """
 
 
-def case_markdown(m: Match, case: Any | None, *, related: bool = False, probe_note: str | None = None) -> str:
+def case_markdown(m: Match, *, related: bool = False, probe_note: str | None = None) -> str:
     """The selected case: badges, evidence from the input, cause, fixes with code, references."""
-    title = case.title if case is not None else m.title
-    out = [f"## {title}", ""]
+    out = [f"## {m.title}", ""]
     out.append(f"`{m.case_id}` · confidence **{m.confidence}** ({m.score:.2f}) · versions: **{m.versions.verdict}**")
     if m.versions.detail:
         out += ["", f"_{m.versions.detail}_"]
@@ -114,18 +113,18 @@ def case_markdown(m: Match, case: Any | None, *, related: bool = False, probe_no
             "threshold; read it as a lead.",
             "",
         ]
-    if case is not None and getattr(case, "summary", None):
-        out += [case.summary.strip(), ""]
+    if m.summary:
+        out += [m.summary, ""]
     if m.evidence:
         out += ["### Why it matched", "", "From your input:", ""]
         out += _fence("\n".join(e[:300] for e in m.evidence[:6]))
         out.append("")
-    if case is not None:
-        out += ["### Cause", "", case.cause.strip(), ""]
-        out += ["### Fix", ""]
-        for i, fx in enumerate(case.fixes, 1):
-            safety = getattr(fx.safety, "value", fx.safety)
-            out.append(f"{i}. **{fx.title}** ({safety}). {fx.description.strip()}")
+    if m.cause:
+        out += ["### Cause", "", m.cause, ""]
+    out += ["### Fix", ""]
+    if m.fixes:
+        for i, fx in enumerate(m.fixes, 1):
+            out.append(f"{i}. **{fx.title}** ({fx.safety}). {fx.description}")
             if fx.tradeoff:
                 out.append(f"   _Trade-off: {fx.tradeoff.strip()}_")
             out.append("")
@@ -133,7 +132,7 @@ def case_markdown(m: Match, case: Any | None, *, related: bool = False, probe_no
                 out += _fence(fx.code, fx.language)
                 out.append("")
     else:
-        out += ["### Fix", ""] + _fence(m.fix) + [""]
+        out += _fence(m.fix) + [""]
     if m.probe:
         out += ["### Probe", ""]
         out.append(
@@ -142,10 +141,9 @@ def case_markdown(m: Match, case: Any | None, *, related: bool = False, probe_no
             "on a tiny model (or yours) and checks that the fix removes it."
         )
         out.append("")
-    refs = list(getattr(case, "references", None) or [])
-    if refs:
+    if m.references:
         out += ["### References", ""]
-        out += [f"- {getattr(r.type, 'value', r.type)}: <{r.url}>" for r in refs[:8]]
+        out += [f"- {r.type}: <{r.url}>" for r in m.references[:8]]
         out.append("")
     return "\n".join(out)
 
@@ -241,13 +239,13 @@ def parsed_markdown(r: Report) -> str:
 # --------------------------------------------------------------------------- clipboard
 
 
-def fix_text(m: Match, case: Any | None) -> str:
+def fix_text(m: Match) -> str:
     """The first fix, as something to paste into code: its code if it has any."""
-    if case is not None and case.fixes:
-        fx = case.fixes[0]
+    if m.fixes:
+        fx = m.fixes[0]
         if fx.code:
             return fx.code.rstrip() + "\n"
-        return f"{fx.title}: {fx.description.strip()}\n"
+        return f"{fx.title}: {fx.description}\n"
     return m.fix.rstrip() + "\n"
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 async def _shoot(file: Path, out: Path, size: tuple[int, int], select: int, theme: str | None) -> str:
     from assistant.tui.app import TrlHelpApp
-    from assistant.tui.engine import MatcherEngine
+    from assistant.tui.engine import load_engine
 
-    app = TrlHelpApp(engine=MatcherEngine.load(), initial_file=file)
+    app = TrlHelpApp(engine=load_engine(), initial_file=file)
     if theme:
         app.theme = theme
     async with app.run_test(size=size) as pilot:

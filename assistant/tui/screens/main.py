@@ -281,17 +281,10 @@ class MainScreen(Screen):
         if m.probe and self.app.probe_runner is None:
             note = "This case has a probe, but probes are unavailable here (the `probes` package is not importable)."
         self.case_view.show(
-            case_markdown(m, self._case(m), related=related, probe_note=note),
+            case_markdown(m, related=related, probe_note=note),
             title=f"{'Related' if related else 'Candidate'} {index + 1}/{len(d.matches)}",
         )
         self.refresh_bindings()
-
-    def _case(self, m: Match) -> Any | None:
-        engine = self.app.engine
-        try:
-            return engine.case(m.case_id) if engine is not None else None
-        except Exception:  # noqa: BLE001 - a fake engine may not know the KB
-            return None
 
     @property
     def current_match(self) -> Match | None:
@@ -316,13 +309,15 @@ class MainScreen(Screen):
         m = self.current_match
         if m is None:
             return
-        self.app.copy_to_clipboard(fix_text(m, self._case(m)))
+        self.app.copy_to_clipboard(fix_text(m))
         self.notify(f"Fix for {m.case_id} copied to the clipboard.", title="Copied")
 
     def action_copy_markdown(self) -> None:
-        if self.diagnosis is None or self.app.engine is None:
+        if self.diagnosis is None:
             return
-        self.app.copy_to_clipboard(self.app.engine.markdown(self.diagnosis))
+        from assistant.report.markdown import render_markdown
+
+        self.app.copy_to_clipboard(render_markdown(self.diagnosis))
         self.notify("GitHub-ready markdown answer copied to the clipboard.", title="Copied")
 
     def action_parsed(self) -> None:

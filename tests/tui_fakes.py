@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from assistant.kb.model import Case
+from assistant.match.case_content import case_content
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.parse.model import Report
 from assistant.tui.engine import ProbeCancelled
@@ -79,14 +80,11 @@ CASES: dict[str, Case] = {str(c["id"]): Case.model_validate(c) for c in _CASES}
 def _match(case: Case, score: float, confidence: str, verdict: str, evidence: list[str]) -> Match:
     return Match(
         case_id=case.id,
-        title=case.title,
         score=score,
         confidence=confidence,  # type: ignore[arg-type]
         evidence=evidence,
         versions=VersionVerdict(verdict=verdict, detail=f"demo detail for {case.id}"),  # type: ignore[arg-type]
-        fix=case.fixes[0].title,
-        probe=case.probe,
-        labels=case.labels,
+        **case_content(case),
     )
 
 
@@ -114,14 +112,6 @@ class FakeEngine:
             ms = [_match(b, 0.12, "low", "unknown", []), _match(a, 0.04, "low", "unknown", [])]
             verdict = "no-known-case"
         return Diagnosis.from_parts(report, ms[:top], verdict == "match", dict(report.environment))
-
-    def case(self, case_id: str) -> Case | None:
-        return CASES.get(case_id)
-
-    def markdown(self, diagnosis: Diagnosis) -> str:
-        if diagnosis.verdict == "no-known-case":
-            return "## No known case\n"
-        return f"## Diagnosis (trl-help)\n\n### {diagnosis.matches[0].title}\n"
 
 
 def fake_result(case_id: str, verdict: str = "confirmed") -> Any:

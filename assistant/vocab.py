@@ -1,6 +1,7 @@
-"""The project's shared vocabulary: the libraries it knows, their other spellings and their
-distribution names, and the width of the sentence embeddings. Parse, KB, match and probes all
-read these; nothing else keeps a copy."""
+"""The project's shared vocabulary: the libraries it knows (their other spellings and distribution
+names), the settings and metric names the parser reads and cases may name, and the width of the
+sentence embeddings. Parse, KB, match and probes all read these; nothing else keeps a copy.
+Standard library only: the probe worker imports it in interpreters that have nothing else."""
 
 from __future__ import annotations
 
@@ -32,6 +33,66 @@ def canonical_package(name: str) -> str | None:
     low = ALIASES.get(low, low)
     return low if low in PACKAGES else None
 
+
+#: Settings the parser reads from a log (`parse.environment`); a case's ``context.settings`` may name these only.
+SETTINGS = (
+    "gradient_checkpointing",
+    "use_reentrant",
+    "zero_stage",
+    "deepspeed",
+    "fsdp",
+    "ddp",
+    "use_vllm",
+    "vllm_mode",
+    "load_in_4bit",
+    "load_in_8bit",
+    "quantization",
+    "lora",
+    "bf16",
+    "fp16",
+    "num_generations",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "world_size",
+    "device_map_auto",
+    "docker",
+    "multimodal",
+)
+
+#: Canonical metric names the parser extracts from Trainer / TRL log lines; a case's
+#: ``symptoms.metrics`` may name these only.
+METRICS = (
+    "loss",
+    "grad_norm",
+    "learning_rate",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "clipped_ratio",
+    "completion_length",
+    "mean_completion_length",
+    "entropy",
+)
+
+
+#: A logged metric name (or its last path part) -> its canonical name in `METRICS`.
+METRIC_SPELLINGS: dict[str, str] = {
+    "loss": "loss",
+    "train_loss": "loss",
+    "training loss": "loss",
+    "grad_norm": "grad_norm",
+    "learning_rate": "learning_rate",
+    "reward": "reward",
+    "reward_std": "reward_std",
+    "frac_reward_zero_std": "frac_reward_zero_std",
+    "kl": "kl",
+    "clipped_ratio": "clipped_ratio",
+    "completion_length": "completion_length",
+    "mean_length": "mean_completion_length",
+    "mean_completion_length": "mean_completion_length",
+    "entropy": "entropy",
+}
 
 #: Width of the all-MiniLM-L6-v2 sentence embeddings (index vectors and queries).
 EMBEDDING_DIM = 384

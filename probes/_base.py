@@ -1,42 +1,20 @@
 """Helpers for probe phases (run inside the worker's forked child; heavy imports are local).
 
-A probe module defines:
-
-- ``DESCRIPTIONS: dict[str, str]`` – one line per phase (baseline, treatment, extra phases);
-- ``FALLBACK_SYMPTOMS: dict[case_id, dict]`` – symptoms (``assistant.kb.model.Symptoms``
-  fields) used when the KB case is absent;
-- ``run_phase(phase, ctx) -> dict`` – runs one phase; the dict may hold ``detected`` (the
-  probe's own view of the symptom, bool), ``detail`` (str), ``metrics`` ({name: [float]}),
-  ``info`` (dict). Exceptions propagate: the worker prints the traceback into the phase output,
-  where the case's symptom matcher sees it;
-- optionally ``phases(case_id) -> list[str]`` and ``decide(case_id, result) -> (verdict, notes)``
-  (import-light: runs in the CLI process), ``NOT_REPRODUCED_NOTE``, ``skip_reason(ctx_env)``.
+What a probe module provides is the contract in :mod:`probes.contract` (a ``Probe`` subclass
+exposed as ``PROBE``); these are the shared building blocks its phases use.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
 
+from probes.contract import PhaseContext
+
 METRICS_PREFIX = "PROBE_METRICS "
-
-
-class Ctx(dict):
-    """The phase context: model_path, device, dtype, case_id, workdir, trust_remote_code…"""
-
-    def __getattr__(self, item: str) -> Any:
-        try:
-            return self[item]
-        except KeyError:
-            raise AttributeError(item) from None
-
-
-def ctx_of(d: dict) -> Ctx:
-    return d if isinstance(d, Ctx) else Ctx(d)
 
 
 def version_of(pkg: str) -> str | None:
@@ -57,41 +35,39 @@ def vtuple(pkg: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def torch_dtype(ctx: Ctx, *, default_cpu: str = "float32"):
+def torch_dtype(ctx: PhaseContext, *, default_cpu: str = "float32"):
     """dtype for the phase: the user's config dtype on CUDA, float32 on CPU (fp16 kernels on CPU
     are slow or missing); a tiny model is always float32."""
     import torch
 
-    name = ctx.get("dtype") or "auto"
-    if name == "auto":
-        name = ctx.get("config_dtype") or "float32"
-        if ctx.get("device", "cpu") == "cpu":
-            name = default_cpu
+    name = ctx.config_dtype or "float32"
+    if ctx.device == "cpu":
+        name = default_cpu
     return getattr(torch, str(name).replace("torch.", ""), torch.float32)
 
 
-def from_pretrained_kwargs(ctx: Ctx, dtype=None) -> dict:
-    kw: dict = {"trust_remote_code": bool(ctx.get("trust_remote_code"))}
+def from_pretrained_kwargs(ctx: PhaseContext, dtype=None) -> dict:
+    kw: dict = {"trust_remote_code": ctx.trust_remote_code}
     if dtype is not None:
         # transformers 5 renamed torch_dtype -> dtype
         kw["dtype" if vtuple("transformers") >= (4, 56) else "torch_dtype"] = dtype
     return kw
 
 
-def load_model(ctx: Ctx, dtype=None, **kw):
+def load_model(ctx: PhaseContext, dtype=None, **kw):
     from transformers import AutoModelForCausalLM
 
     dtype = dtype if dtype is not None else torch_dtype(ctx)
     model = AutoModelForCausalLM.from_pretrained(ctx.model_path, **from_pretrained_kwargs(ctx, dtype), **kw)
-    if ctx.get("device", "cpu") != "cpu":
-        model.to(ctx.device)
+    if ctx.device != "cpu":
+        model.to(ctx.device)  # type: ignore[arg-type]
     return model
 
 
-def load_tokenizer(ctx: Ctx, **kw):
+def load_tokenizer(ctx: PhaseContext, **kw):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(ctx.model_path, trust_remote_code=bool(ctx.get("trust_remote_code")), **kw)
+    tok = AutoTokenizer.from_pretrained(ctx.model_path, trust_remote_code=ctx.trust_remote_code, **kw)
     return tok
 
 
@@ -164,10 +140,6 @@ def attempt(label: str, fn: Callable[[], Any]) -> dict:
     return {"ok": True, "label": label, "value": value}
 
 
-def finite(x: float) -> bool:
-    return not (math.isnan(x) or math.isinf(x))
-
-
 def tiny_dataset_texts(n: int = 8) -> list[str]:
     base = [
         "Write a short poem about the sea.",
@@ -211,9 +183,9 @@ class LMDataset:
         return self.rows[i]
 
 
-def training_args_kwargs(ctx: Ctx, workdir: str, **kw) -> dict:
+def training_args_kwargs(ctx: PhaseContext, workdir: str, **kw) -> dict:
     """TrainingArguments kwargs that work from transformers 4.48 to 5.x on CPU or CUDA."""
-    on_cpu = ctx.get("device", "cpu") == "cpu"
+    on_cpu = ctx.device == "cpu"
     base = dict(
         output_dir=workdir,
         per_device_train_batch_size=4,

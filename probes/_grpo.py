@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from probes._base import (
-    Ctx,
     emit_metrics,
     ensure_pad,
     load_model,
@@ -17,6 +16,7 @@ from probes._base import (
     tiny_dataset_texts,
     training_args_kwargs,
 )
+from probes.contract import PhaseContext
 
 
 def length_reward(prompts=None, completions=None, **kw) -> list[float]:
@@ -34,7 +34,7 @@ def constant_reward(prompts=None, completions=None, **kw) -> list[float]:
     return [0.0 for _ in completions]
 
 
-def grpo_config(ctx: Ctx, workdir: str, **overrides: Any):
+def grpo_config(ctx: PhaseContext, workdir: str, **overrides: Any):
     from trl import GRPOConfig
 
     kw: dict[str, Any] = training_args_kwargs(
@@ -55,7 +55,7 @@ def grpo_config(ctx: Ctx, workdir: str, **overrides: Any):
 
 
 def run_grpo(
-    ctx: Ctx,
+    ctx: PhaseContext,
     workdir: str,
     *,
     reward: Callable = length_reward,

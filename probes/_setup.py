@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from probes.contract import PhaseOutput, Probe, SetupContext
+
 DESCRIPTIONS = {"setup": "prepare the model directory"}
 
 
@@ -20,13 +22,13 @@ def _config_info(path: str, trust_remote_code: bool) -> dict:
     return info
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: SetupContext) -> PhaseOutput:
     from probes.tiny import build_replica, build_tiny
 
-    src = ctx.get("user_model")
-    out = Path(ctx["workdir"]) / "model"
-    trust = bool(ctx.get("trust_remote_code"))
-    if src and ctx.get("tiny_replica"):
+    src = ctx.user_model
+    out = Path(ctx.workdir) / "model"
+    trust = ctx.trust_remote_code
+    if src and ctx.tiny_replica:
         build_replica(src, out, trust_remote_code=trust)
         info = _config_info(str(out), trust)
         info.update(source="tiny-replica", model_path=str(out), of=src)
@@ -35,8 +37,21 @@ def run_phase(phase: str, ctx: dict) -> dict:
         info = _config_info(src, trust)
         info.update(source="user", model_path=src)
     else:
-        build_tiny(out, ctx.get("arch") or "qwen2")
+        build_tiny(out, ctx.arch)
         info = _config_info(str(out), trust)
         info.update(source="builtin-tiny", model_path=str(out))
     print(f"model: {info['source']} at {info['model_path']}", flush=True)
     return {"detail": f"{info['source']}: {info['model_path']}", "info": info}
+
+
+class SetupStep(Probe):
+    """Prepares the model directory the phases run on."""
+
+    descriptions = DESCRIPTIONS
+    context_type = SetupContext
+
+    def run_phase(self, phase: str, ctx: SetupContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+
+PROBE = SetupStep()

@@ -14,8 +14,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from probes._base import ctx_of, version_of
+from probes._base import version_of
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "torchrun ×2: LoRA + reentrant checkpointing + DDP(find_unused_parameters=True)",
@@ -42,7 +44,7 @@ def phases(case_id: str) -> list[str]:
 
 def _launch(ctx, args: list[str]) -> int:
     env = dict(os.environ)
-    env["PROBE_DEVICE"] = ctx.get("device", "cpu")
+    env["PROBE_DEVICE"] = ctx.device
     env["PROBE_WORKDIR"] = ctx.workdir
     env.setdefault("OMP_NUM_THREADS", "1")
     cmd = [
@@ -80,8 +82,7 @@ def skip_reason(env: dict) -> str | None:
     return None
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
-    ctx = ctx_of(ctx)
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     if phase == "baseline":
         rc = _launch(ctx, ["--variant", "lora:reentrant:find1"])
     elif phase == "treatment":
@@ -104,7 +105,7 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases)
     if verdict.value == "not-reproduced":
@@ -131,3 +132,25 @@ def decide(case_id: str, phases: dict, env: dict):
             notes.append("SFTTrainer with default ddp_find_unused_parameters ran clean on these versions")
     notes.append("fixes verified: use_reentrant=False, find_unused_parameters=False, static_graph=True")
     return verdict, notes
+
+
+class DdpReentrantGcProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def phases(self, case_id: str, extra: tuple[str, ...] = ()) -> list[str]:
+        return phases(case_id)
+
+    def skip_reason(self, env: dict[str, Any]) -> str | None:
+        return skip_reason(env)
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = DdpReentrantGcProbe()

@@ -15,7 +15,10 @@ lora-dtype-mismatch-float-bfloat16
 
 from __future__ import annotations
 
-from probes._base import ctx_of, lm_batch, load_tokenizer, lora_targets
+from typing import Any
+
+from probes._base import lm_batch, load_tokenizer, lora_targets
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 FP16 = "fp16-trainable-params-unscale"
 BF16 = "lora-dtype-mismatch-float-bfloat16"
@@ -53,14 +56,10 @@ def phases(case_id: str) -> list[str]:
 
 
 def _model_path(ctx) -> str:
-    if ctx.get("model_source") == "user":  # never load a full user model for a dtype check
+    if ctx.model_source == "user":  # never load a full user model for a dtype check
         from probes.tiny import build_replica
 
-        return str(
-            build_replica(
-                ctx.model_path, f"{ctx.workdir}/replica", trust_remote_code=bool(ctx.get("trust_remote_code"))
-            )
-        )
+        return str(build_replica(ctx.model_path, f"{ctx.workdir}/replica", trust_remote_code=ctx.trust_remote_code))
     return ctx.model_path
 
 
@@ -72,16 +71,16 @@ def _peft(ctx, dtype, **kw):
     from probes._base import from_pretrained_kwargs
 
     torch.manual_seed(0)
-    m = AutoModelForCausalLM.from_pretrained(ctx["mp"], **from_pretrained_kwargs(ctx, dtype))
-    m.to(ctx.get("device", "cpu"))
+    m = AutoModelForCausalLM.from_pretrained(ctx.model_path, **from_pretrained_kwargs(ctx, dtype))
+    m.to(ctx.device)
     return get_peft_model(m, LoraConfig(r=8, target_modules=lora_targets(m), task_type="CAUSAL_LM"), **kw)
 
 
 def _amp_step(ctx, model) -> dict:
     import torch
 
-    dev = ctx.get("device", "cpu")
-    tok = load_tokenizer(ctx_of({**ctx, "model_path": ctx["mp"]}))
+    dev = ctx.device
+    tok = load_tokenizer(ctx)
     batch = lm_batch(tok, dev)
     train = [p for p in model.parameters() if p.requires_grad]
     dtypes = sorted({str(p.dtype) for p in train})
@@ -106,8 +105,8 @@ def _forward_generate(ctx, model, autocast: bool) -> None:
 
     import torch
 
-    dev = ctx.get("device", "cpu")
-    tok = load_tokenizer(ctx_of({**ctx, "model_path": ctx["mp"]}))
+    dev = ctx.device
+    tok = load_tokenizer(ctx)
     batch = lm_batch(tok, dev)
     cm = torch.autocast(dev, dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
     with cm:
@@ -122,12 +121,11 @@ def _upcast_embeddings(model) -> str:
     return "input embeddings upcast to float32 in a bfloat16 model"
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     import torch
 
-    ctx = ctx_of(ctx)
-    case = ctx.get("case_id") or FP16
-    ctx = ctx_of({**ctx, "mp": _model_path(ctx)})
+    case = ctx.case_id
+    ctx = ctx.replace(model_path=_model_path(ctx))  # a replica for a user model
     if case == FP16:
         if phase == "baseline":
             info = _amp_step(ctx, _peft(ctx, torch.float16))
@@ -155,7 +153,7 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases, NOT_REPRODUCED.get(case_id, ""))
     mech = phases.get("mechanism")
@@ -165,3 +163,22 @@ def decide(case_id: str, phases: dict, env: dict):
             " — the fix in the treatment clears the same setup"
         )
     return verdict, notes
+
+
+class DtypeChecksProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def phases(self, case_id: str, extra: tuple[str, ...] = ()) -> list[str]:
+        return phases(case_id)
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = DtypeChecksProbe()

@@ -13,8 +13,9 @@ an N-times larger per-device batch (same global batch, same check); no model wei
 from __future__ import annotations
 
 from math import gcd
+from typing import Any
 
-from probes._base import ctx_of
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "GRPOConfig/GRPOTrainer with your batch arguments",
@@ -41,7 +42,7 @@ DEFAULTS = {
 
 def _args(ctx) -> dict:
     opts = dict(DEFAULTS)
-    for k, v in (ctx.get("options") or {}).items():
+    for k, v in ctx.options.items():
         if k in opts:
             opts[k] = int(v)
     return opts
@@ -65,10 +66,9 @@ def treatment_args(a: dict) -> dict:
     return fixed
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     from probes._grpo import run_grpo
 
-    ctx = ctx_of(ctx)
     a = _args(ctx)
     if phase == "treatment":
         a = treatment_args(a)
@@ -81,10 +81,10 @@ def run_phase(phase: str, ctx: dict) -> dict:
         f"{combos['valid_per_device_train_batch_size']}",
         flush=True,
     )
-    if ctx.get("model_source") == "user":
+    if ctx.model_source == "user":
         from probes.tiny import build_tiny
 
-        ctx = ctx_of({**ctx, "model_path": str(build_tiny(f"{ctx.workdir}/tiny"))})
+        ctx = ctx.replace(model_path=str(build_tiny(f"{ctx.workdir}/tiny")))
     out = run_grpo(
         ctx,
         ctx.workdir,
@@ -104,7 +104,7 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases, "not reproduced: these batch arguments are valid")
     t = phases["treatment"].info
@@ -129,3 +129,19 @@ def _orig_valid(phases) -> str:
     if not m:
         return "?"
     return m.group(1) if m.group(1) != "[]" else "none (the global batch is smaller than 2)"
+
+
+class GrpoBatchProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = GrpoBatchProbe()

@@ -17,7 +17,9 @@ while grad_norm > 0 confirms "expected") and the treatment is the constant-rewar
 
 from __future__ import annotations
 
-from probes._base import ctx_of
+from typing import Any
+
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 LOSS_ZERO = "grpo-loss-zero-expected"
 ZERO_ADV = "grpo-zero-advantage-identical-group-rewards"
@@ -89,11 +91,10 @@ def _expected_zero(s: dict) -> bool:
     )
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     from probes._grpo import constant_reward, length_reward, run_grpo
 
-    ctx = ctx_of(ctx)
-    case = ctx.get("case_id") or LOSS_ZERO
+    case = ctx.case_id
     constant = (phase == "baseline") == (case == ZERO_ADV)
     reward = constant_reward if constant else length_reward
     label = "constant reward" if constant else "varied reward"
@@ -133,8 +134,8 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
     from probes.result import PhaseStatus, Verdict
+    from probes.verdicts import default_decide
 
     b, t = phases["baseline"], phases["treatment"]
     for ph in (b, t):
@@ -178,3 +179,19 @@ def decide(case_id: str, phases: dict, env: dict):
         notes.append("not reproduced: grad_norm is 0 with a varied reward — check the model/optimizer setup")
     notes.append(EXPLAIN)
     return Verdict.not_reproduced, notes
+
+
+class GrpoLossZeroProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = GrpoLossZeroProbe()

@@ -15,8 +15,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from probes._base import ctx_of
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "torchrun ×1, ZeRO-3 GRPO step, unwrap_model_for_generation(trainer.model) + generate",
@@ -38,13 +39,12 @@ NOT_REPRODUCED_NOTE = (
 SCRIPT = str(Path(__file__).with_name("_zero3_script.py"))
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
-    ctx = ctx_of(ctx)
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     target = "model" if phase == "baseline" else "model_wrapped"
     env = dict(os.environ)
-    env["PROBE_DEVICE"] = ctx.get("device", "cpu")
+    env["PROBE_DEVICE"] = ctx.device
     env.setdefault("OMP_NUM_THREADS", "1")
-    if ctx.get("device", "cpu") == "cpu":
+    if ctx.device == "cpu":
         env["DS_ACCELERATOR"] = "cpu"
         env.setdefault("TORCH_EXTENSIONS_DIR", str(Path(ctx.workdir) / "torch_extensions"))
     import socket
@@ -86,8 +86,8 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
     from probes.result import Verdict
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases, NOT_REPRODUCED_NOTE)
     b, t = phases["baseline"], phases["treatment"]
@@ -102,3 +102,20 @@ def decide(case_id: str, phases: dict, env: dict):
             "trainer.model_wrapped (the DeepSpeedEngine) to unwrap_model_for_generation"
         )
     return verdict, notes
+
+
+class GrpoZero3UnwrappedProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+    not_reproduced_note = NOT_REPRODUCED_NOTE
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = GrpoZero3UnwrappedProbe()

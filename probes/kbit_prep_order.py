@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes._base import ctx_of, lora_targets
+from probes._base import lora_targets
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "4-bit base, get_peft_model, then prepare_model_for_kbit_training",
@@ -31,15 +32,14 @@ def skip_reason(env: dict) -> str | None:
     return None
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     import torch
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-    ctx = ctx_of(ctx)
     q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type="nf4")
     m: Any = AutoModelForCausalLM.from_pretrained(
-        ctx.model_path, quantization_config=q, device_map={"": 0}, trust_remote_code=bool(ctx.get("trust_remote_code"))
+        ctx.model_path, quantization_config=q, device_map={"": 0}, trust_remote_code=ctx.trust_remote_code
     )
     cfg = LoraConfig(r=8, target_modules=lora_targets(m), task_type="CAUSAL_LM")
     if phase == "baseline":
@@ -60,3 +60,19 @@ def run_phase(phase: str, ctx: dict) -> dict:
         "detail": f"{sum(rg for _, rg in lora)}/{len(lora)} LoRA tensors trainable",
         "info": {"trainable_params": trainable},
     }
+
+
+class KbitPrepOrderProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def skip_reason(self, env: dict[str, Any]) -> str | None:
+        return skip_reason(env)
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+
+PROBE = KbitPrepOrderProbe()

@@ -14,10 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from probes._base import (
-    Ctx,
     LMDataset,
     attempt,
-    ctx_of,
     ensure_pad,
     lm_batch,
     load_model,
@@ -26,6 +24,7 @@ from probes._base import (
     training_args_kwargs,
     version_of,
 )
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "LoRA + gradient checkpointing (reentrant) through Trainer and GRPOTrainer, as users run it",
@@ -51,7 +50,7 @@ NOT_REPRODUCED_NOTE = (
 _SIG = "does not require grad"
 
 
-def _peft(ctx: Ctx):
+def _peft(ctx: PhaseContext):
     from peft import LoraConfig, get_peft_model
 
     model = load_model(ctx)
@@ -59,14 +58,14 @@ def _peft(ctx: Ctx):
     return get_peft_model(model, cfg)
 
 
-def _lora_config(ctx: Ctx, model=None):
+def _lora_config(ctx: PhaseContext, model=None):
     from peft import LoraConfig
 
     targets = lora_targets(model) if model is not None else ["q_proj", "v_proj"]
     return LoraConfig(r=8, lora_alpha=16, target_modules=targets, task_type="CAUSAL_LM")
 
 
-def _trainer_path(ctx: Ctx, reentrant: bool, fix_hook: bool = False) -> None:
+def _trainer_path(ctx: PhaseContext, reentrant: bool, fix_hook: bool = False) -> None:
     from transformers import Trainer, TrainingArguments
 
     tok = load_tokenizer(ctx)
@@ -82,7 +81,7 @@ def _trainer_path(ctx: Ctx, reentrant: bool, fix_hook: bool = False) -> None:
     Trainer(model=model, args=args, train_dataset=LMDataset(tok)).train()
 
 
-def _grpo_path(ctx: Ctx, gc_kwargs: dict | None) -> None:
+def _grpo_path(ctx: PhaseContext, gc_kwargs: dict | None) -> None:
     from probes._grpo import run_grpo
 
     model = load_model(ctx)
@@ -92,7 +91,7 @@ def _grpo_path(ctx: Ctx, gc_kwargs: dict | None) -> None:
     run_grpo(ctx, ctx.workdir, model=model, peft_config=_lora_config(ctx, model), label="grpo", **over)
 
 
-def _manual(ctx: Ctx, *, bypass_hook: bool, fix: str | None) -> dict:
+def _manual(ctx: PhaseContext, *, bypass_hook: bool, fix: str | None) -> dict:
     """get_peft_model → gradient_checkpointing_enable(reentrant) → [disable hook] → [fix] → step."""
     import torch
 
@@ -108,7 +107,7 @@ def _manual(ctx: Ctx, *, bypass_hook: bool, fix: str | None) -> dict:
     if fix == "enable_input_require_grads":
         model.enable_input_require_grads()
     model.train()
-    batch = lm_batch(tok, ctx.get("device", "cpu"))
+    batch = lm_batch(tok, ctx.device)
     out = model(**batch)
     print(f"loss.requires_grad={out.loss.requires_grad} grad_fn={out.loss.grad_fn}", flush=True)
     out.loss.backward()
@@ -118,7 +117,7 @@ def _manual(ctx: Ctx, *, bypass_hook: bool, fix: str | None) -> dict:
     return {"lora_grads_nonzero": nonzero, "lora_tensors": len(grads)}
 
 
-def _summarise(results: list[dict]) -> dict:
+def _summarise(results: list[dict]) -> PhaseOutput:
     hits = [r for r in results if not r["ok"] and _SIG in r["exception"]]
     other = [r for r in results if not r["ok"] and _SIG not in r["exception"]]
     lines = [f"{r['label']}: {'ok' if r['ok'] else r['exception'][:160]}" for r in results]
@@ -131,8 +130,7 @@ def _summarise(results: list[dict]) -> dict:
     }
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
-    ctx = ctx_of(ctx)
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     has_trl = version_of("trl") is not None
     if phase == "baseline":
         res = [
@@ -187,8 +185,8 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
     from probes.result import Verdict
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases, NOT_REPRODUCED_NOTE)
     mech = phases.get("mechanism")
@@ -204,3 +202,20 @@ def decide(case_id: str, phases: dict, env: dict):
         elif verdict is not Verdict.error:
             notes.append(f"mechanism phase (hook bypassed) did not reproduce either: {mech.exception or mech.detail}")
     return verdict, notes
+
+
+class LoraGcNoGradProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+    not_reproduced_note = NOT_REPRODUCED_NOTE
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = LoraGcNoGradProbe()

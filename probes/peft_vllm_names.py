@@ -14,7 +14,10 @@ strip-without-merge  TRL's name rule without merging: names fit, but the adapter
 
 from __future__ import annotations
 
-from probes._base import ctx_of, lm_batch, load_model, load_tokenizer, lora_targets
+from typing import Any
+
+from probes._base import lm_batch, load_model, load_tokenizer, lora_targets
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "raw PeftModel weight names through a vLLM-style load_weights name walk",
@@ -72,7 +75,7 @@ def _setup(ctx):
     peft_model = get_peft_model(base, cfg)
     peft_model.eval()
     tok = load_tokenizer(ctx)
-    batch = lm_batch(tok, ctx.get("device", "cpu"))
+    batch = lm_batch(tok, ctx.device)
     batch.pop("labels")
     return peft_model, base_names, batch
 
@@ -88,10 +91,9 @@ def _logits(model, batch):
         return model(**batch).logits.float()
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     import torch
 
-    ctx = ctx_of(ctx)
     peft_model, base_names, batch = _setup(ctx)
     ref = _logits(peft_model, batch)
     if phase == "baseline":
@@ -164,7 +166,7 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases)
     s = phases.get("strip-without-merge")
@@ -175,3 +177,19 @@ def decide(case_id: str, phases: dict, env: dict):
         )
     notes.append("emulated vLLM name walk (vLLM is not run here); real vLLM also fuses q/k/v below 'model.'")
     return verdict, notes
+
+
+class PeftVllmNamesProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = PeftVllmNamesProbe()

@@ -144,7 +144,3 @@ CASE_TO_PROBE: dict[str, str] = {c: s.id for s in SPECS.values() for c in s.case
 
 def probe_ids() -> list[str]:
     return sorted(PROBES)
-
-
-def get_spec(probe_id: str) -> ProbeSpec:
-    return SPECS[probe_id]

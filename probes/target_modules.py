@@ -9,7 +9,9 @@ Options (``--set``): target_modules=q_proj,v_proj
 
 from __future__ import annotations
 
-from probes._base import ctx_of
+from typing import Any
+
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 DESCRIPTIONS = {
     "baseline": "get_peft_model with your target_modules (default q_proj,v_proj) on the meta-device model",
@@ -46,7 +48,7 @@ def _meta_model(ctx):
     from accelerate import init_empty_weights
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    trust = bool(ctx.get("trust_remote_code"))
+    trust = ctx.trust_remote_code
     cfg = AutoConfig.from_pretrained(ctx.model_path, trust_remote_code=trust)
     if hasattr(cfg, "quantization_config"):
         delattr(cfg, "quantization_config")
@@ -79,14 +81,13 @@ def suggest(names: dict[str, int]) -> list[str]:
     return sorted(attn) if attn else sorted(names)
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     from peft import LoraConfig, get_peft_model
 
-    ctx = ctx_of(ctx)
     model = _meta_model(ctx)
     names = linear_names(model)
     print(f"{type(model).__name__}: linear modules (leaf name: count) {names}", flush=True)
-    wanted = (ctx.get("options") or {}).get("target_modules") or "q_proj,v_proj"
+    wanted = ctx.options.get("target_modules") or "q_proj,v_proj"
     wanted_list = [w.strip() for w in str(wanted).split(",") if w.strip()]
     suggestion = suggest(names)
     info = {
@@ -105,7 +106,7 @@ def run_phase(phase: str, ctx: dict) -> dict:
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases, "not reproduced: your target_modules exist in this architecture")
     info = phases["treatment"].info or phases["baseline"].info
@@ -115,3 +116,19 @@ def decide(case_id: str, phases: dict, env: dict):
             f"suggested target_modules={info.get('suggested_target_modules')} (or 'all-linear')"
         )
     return verdict, notes
+
+
+class TargetModulesProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = TargetModulesProbe()

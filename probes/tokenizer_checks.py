@@ -12,7 +12,10 @@ base-model-tokenizer-no-chat-template
 
 from __future__ import annotations
 
-from probes._base import ctx_of, load_tokenizer
+from typing import Any
+
+from probes._base import load_tokenizer
+from probes.contract import PhaseContext, PhaseOutput, Probe
 
 PAD = "tokenizer-missing-pad-token"
 CHAT = "base-model-tokenizer-no-chat-template"
@@ -53,9 +56,8 @@ NOTES = {
 }
 
 
-def run_phase(phase: str, ctx: dict) -> dict:
-    ctx = ctx_of(ctx)
-    case = ctx.get("case_id") or PAD
+def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
+    case = ctx.case_id
     tok = load_tokenizer(ctx)
     info = {
         "tokenizer_class": type(tok).__name__,
@@ -105,9 +107,25 @@ NOT_REPRODUCED = {
 
 
 def decide(case_id: str, phases: dict, env: dict):
-    from probes.harness import default_decide
+    from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases, NOT_REPRODUCED.get(case_id, ""))
     if verdict.value == "confirmed":
         notes.append(NOTES.get(case_id, ""))
     return verdict, notes
+
+
+class TokenizerChecksProbe(Probe):
+    """The contract (`probes.contract.Probe`) over this module's phases."""
+
+    descriptions = DESCRIPTIONS
+    fallback_symptoms = FALLBACK_SYMPTOMS
+
+    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
+        return run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
+        return decide(case_id, phases, env)
+
+
+PROBE = TokenizerChecksProbe()

@@ -25,22 +25,13 @@ import sys
 import time
 import traceback
 
+from assistant.vocab import PACKAGES
 from probes._base import exc_chain
 
 SENTINEL = "\x1e@@trl-help-probe@@"
 
-VERSION_PACKAGES = (
-    "torch",
-    "transformers",
-    "trl",
-    "peft",
-    "accelerate",
-    "datasets",
-    "deepspeed",
-    "bitsandbytes",
-    "vllm",
-    "tokenizers",
-)
+#: versions a probe result reports: the project's libraries (assistant.vocab, stdlib only) + tokenizers
+VERSION_PACKAGES = (*PACKAGES, "tokenizers")
 
 
 def _say(obj: dict) -> None:
@@ -95,8 +86,8 @@ def _child(cmd: dict) -> None:
     result: dict = {}
     t0 = time.perf_counter()
     try:
-        mod = importlib.import_module(cmd["module"])
-        out = mod.run_phase(cmd["phase"], cmd.get("ctx") or {})
+        probe = importlib.import_module(cmd["module"]).PROBE  # a probes.contract.Probe
+        out = probe.run_phase(cmd["phase"], probe.context_type.from_dict(cmd.get("ctx") or {}))
         result = dict(out or {})
         result["status"] = "ok"
     except BaseException as exc:  # noqa: BLE001 - the phase's failure is the data

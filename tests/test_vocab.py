@@ -17,3 +17,25 @@ def test_embedding_width_is_the_index_width():
     from assistant.vocab import EMBEDDING_DIM as VOCAB_DIM
 
     assert EMBEDDING_DIM == VOCAB_DIM == 384
+
+
+def test_metric_spellings_map_onto_the_metric_names_cases_use():
+    from assistant.kb.model import METRICS
+    from assistant.parse.metrics import canonical_name
+    from assistant.vocab import METRIC_SPELLINGS
+
+    assert set(METRIC_SPELLINGS.values()) == set(METRICS)  # every case metric is readable, no orphan
+    for logged, canon in METRIC_SPELLINGS.items():
+        assert canonical_name(logged) == canon
+    assert canonical_name("completions/clipped_ratio") == "clipped_ratio"
+    assert canonical_name("train/loss") == "loss"
+
+
+def test_one_package_list():
+    from assistant.kb.model import PACKAGES as KB_PACKAGES
+    from assistant.parse.model import FRAME_PACKAGES
+    from assistant.vocab import PACKAGES
+    from probes.worker import VERSION_PACKAGES
+
+    assert KB_PACKAGES is PACKAGES and FRAME_PACKAGES is PACKAGES
+    assert set(PACKAGES) <= set(VERSION_PACKAGES)

@@ -14,53 +14,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assistant import vocab
 from assistant.kb.regex_safety import nested_quantifier
-from assistant.parse.model import FRAME_PACKAGES
 
 CASE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
 
 #: Packages whose versions a case may constrain: the ones the parser attributes frames to.
-PACKAGES = FRAME_PACKAGES
+PACKAGES = vocab.PACKAGES
 
-#: Settings the parser can read from a log; case ``context.settings`` may refer to these only.
-SETTINGS = (
-    "gradient_checkpointing",
-    "use_reentrant",
-    "zero_stage",
-    "deepspeed",
-    "fsdp",
-    "ddp",
-    "use_vllm",
-    "vllm_mode",
-    "load_in_4bit",
-    "load_in_8bit",
-    "quantization",
-    "lora",
-    "bf16",
-    "fp16",
-    "num_generations",
-    "per_device_train_batch_size",
-    "gradient_accumulation_steps",
-    "world_size",
-    "device_map_auto",
-    "docker",
-    "multimodal",
-)
-
-#: Metric names the parser extracts from Trainer / TRL log lines.
-METRICS = (
-    "loss",
-    "grad_norm",
-    "learning_rate",
-    "reward",
-    "reward_std",
-    "frac_reward_zero_std",
-    "kl",
-    "clipped_ratio",
-    "completion_length",
-    "mean_completion_length",
-    "entropy",
-)
+#: Settings a case's ``context.settings`` and metric names its ``symptoms.metrics`` may refer to
+#: (the ones the parser reads): kept in the shared vocabulary.
+SETTINGS = vocab.SETTINGS
+METRICS = vocab.METRICS
 
 
 class Strict(BaseModel):

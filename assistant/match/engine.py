@@ -18,6 +18,7 @@ import numpy as np
 from assistant.kb.load import KB, KBProblemsError, load_kb_cached
 from assistant.match.case_content import case_content
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
+from assistant.match.encoder import Encoder
 from assistant.match.fuse import FEATURES, Model
 from assistant.match.query import query_text
 from assistant.match.structural import error_text, structural
@@ -74,7 +75,9 @@ class Candidate:
 class Matcher:
     """Hybrid retrieval: dense (MiniLM via ONNX + faiss), BM25, structural, versions."""
 
-    def __init__(self, kb: KB, docs, vectors: np.ndarray, encoder, model: Model | None = None, bm25=None) -> None:
+    def __init__(
+        self, kb: KB, docs, vectors: np.ndarray, encoder: Encoder, model: Model | None = None, bm25=None
+    ) -> None:
         import faiss
 
         from assistant.match.lexical import BM25Index

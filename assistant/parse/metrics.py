@@ -7,6 +7,7 @@ import re
 
 from assistant.parse.clean import Line
 from assistant.parse.model import MetricRow
+from assistant.vocab import METRIC_SPELLINGS
 
 #: transformers >= 5 logs the values as strings: {'loss': '0', 'grad_norm': '2.088', ...}
 DICT_RE = re.compile(r"\{\s*['\"][\w/.\-]+['\"]\s*:\s*['\"]?[-+\w.]+.*\}")
@@ -17,22 +18,7 @@ PAIR_RE = re.compile(
 _SPLIT_RE = re.compile(r"\s*\|\s*|\t|\s{2,}")
 
 #: logged name (or its last path part) -> canonical metric name used by KB cases
-_CANON = {
-    "loss": "loss",
-    "train_loss": "loss",
-    "training loss": "loss",
-    "grad_norm": "grad_norm",
-    "learning_rate": "learning_rate",
-    "reward": "reward",
-    "reward_std": "reward_std",
-    "frac_reward_zero_std": "frac_reward_zero_std",
-    "kl": "kl",
-    "clipped_ratio": "clipped_ratio",
-    "completion_length": "completion_length",
-    "mean_length": "mean_completion_length",
-    "mean_completion_length": "mean_completion_length",
-    "entropy": "entropy",
-}
+_CANON = METRIC_SPELLINGS
 
 
 def canonical_name(name: str) -> str | None:

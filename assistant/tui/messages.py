@@ -14,10 +14,6 @@ class Pasted(Message):
     """The paste area received a paste (or a large insertion); the app debounces it."""
 
 
-class DiagnoseRequested(Message):
-    """Someone asked for a diagnosis of the paste area's text."""
-
-
 class EngineReady(Message):
     """The diagnosis engine finished loading (in a worker)."""
 

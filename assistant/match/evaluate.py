@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from assistant.match.engine import Matcher
-from assistant.match.fuse import Model, fit_listwise
+from assistant.match.fuse import VERSION_PENALTY, Model, fit_listwise
 from assistant.parse import parse_text
 
 #: real reports whose cause is in no case (the right answer is "no-known-case"), shipped with the KB
 OOS_FILE = "eval/out_of_scope.jsonl"
-VERSION_PENALTY = -1.5
 
 
 @dataclass

@@ -29,6 +29,11 @@ FEATURES = (
 )
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 
+#: the weight of "the report's versions are past this case's fix" is at most this (a prior, not fitted
+#: freely): few reports carry versions, so the fit alone would leave it near 0, yet a case the
+#: user's versions rule out should need clearly more evidence than one they don't
+VERSION_PENALTY = -1.5
+
 #: hand-set starting point, used until weights.json is fitted
 DEFAULT = {
     "dense": 6.0,
@@ -43,7 +48,7 @@ DEFAULT = {
     "frames": 0.5,
     "settings": 0.5,
     "keywords": 1.0,
-    "version_ruled_out": -1.5,
+    "version_ruled_out": VERSION_PENALTY,
     "none": 5.0,
 }
 

@@ -9,6 +9,14 @@ from assistant.kb.model import Case, Effect
 from assistant.match.symptoms import log_hits, message_hits, metric_hits
 from assistant.parse.model import Report
 
+#: a setting the case says makes it more likely: +SETTING_MORE when the report has that value, minus
+#: it when the report has another; a setting that makes the case less likely costs SETTING_LESS
+#: when present. The sum is clipped to [-1, 1], like the other structural features.
+SETTING_MORE = 0.5
+SETTING_LESS = 1.0
+#: context keywords counted, at most (three distinctive identifiers saturate the feature)
+KEYWORD_CAP = 3
+
 
 @dataclass
 class Structural:
@@ -67,12 +75,12 @@ def structural(
         if sig.name in report.settings:
             same = report.settings[sig.name] == sig.value
             if sig.effect is Effect.more:
-                score += 0.5 if same else -0.5
+                score += SETTING_MORE if same else -SETTING_MORE
             elif same:
-                score -= 1.0
+                score -= SETTING_LESS
     s.values["settings"] = max(-1.0, min(1.0, score))
     if keywords is None:
         keywords = _lower_keywords(tuple(case.context.keywords))
     kws = [k for k in keywords if k in low]
-    s.values["keywords"] = min(3, len(kws)) / 3
+    s.values["keywords"] = min(KEYWORD_CAP, len(kws)) / KEYWORD_CAP
     return s

@@ -154,7 +154,13 @@ class ProbeSession:
             raise ProbeLookupError("--tiny-replica needs --model PATH")
         if model and not Path(model).exists():
             raise ProbeLookupError(f"--model {model}: no such directory (probes never download)")
-        missing = missing_packages(spec)
+        if self.python is None:  # this interpreter: ask importlib, without starting the worker
+            missing = missing_packages(spec)
+            versions = _local_versions()
+        else:  # another interpreter (`--versions`): what *it* has installed decides
+            self._ensure_worker([])
+            versions = dict(self.env.get("versions") or {})
+            missing = [p for p in spec.packages if not versions.get(p)]
         if missing:
             hint = {
                 "deepspeed": "deepspeed is not installed (pip install deepspeed; on CPU "
@@ -164,9 +170,12 @@ class ProbeSession:
             reason = "; ".join(hint.get(m, f"{m} is not installed") for m in missing)
             if spec.cuda and "bitsandbytes" in missing:
                 reason += "; this probe needs a CUDA GPU"
-            return skipped(reason, {"versions": _local_versions()})
+            return skipped(reason, {"versions": versions})
 
-        preload = [m for m in spec.preload if importlib.util.find_spec(_IMPORT_NAME.get(m, m))]
+        if self.python is None:
+            preload = [m for m in spec.preload if importlib.util.find_spec(_IMPORT_NAME.get(m, m))]
+        else:
+            preload = [m for m in spec.preload if versions.get(m)]
         self._ensure_worker(preload)
         env = dict(self.env)
         cuda = bool(env.get("cuda_available"))

@@ -122,3 +122,25 @@ def test_build_failure_is_an_error_stack() -> None:
     )
     assert s.verdict == "error"
     assert "not installable here" in Comparison(case_id="x", yours=s, installed=s).render_text()
+
+
+def test_another_interpreter_decides_what_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `--versions` the probe runs in another interpreter: whether deepspeed is there is asked of
+    that interpreter's worker, never of this process's importlib (the ZeRO-3 probe was skipped on
+    every stack because the parent lacked deepspeed)."""
+    import sys
+
+    import probes.session as session
+
+    def parent_lookup(spec):  # the bug: consulting this interpreter
+        raise AssertionError("missing packages looked up in the parent interpreter")
+
+    monkeypatch.setattr(session, "missing_packages", parent_lookup)
+    with session.ProbeSession(python=sys.executable) as s:
+        r = s.run("grpo-zero3-unwrapped-model-no-optimizer", timeout=60)
+        versions = s.env.get("versions") or {}
+    if versions.get("deepspeed"):  # pragma: no cover - a machine with deepspeed runs the probe
+        assert r.verdict.value != "skipped" or "deepspeed" not in " ".join(r.notes)
+    else:
+        assert r.verdict.value == "skipped" and "deepspeed is not installed" in " ".join(r.notes)
+        assert r.environment["versions"]["torch"]  # the worker's own versions are reported

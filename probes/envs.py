@@ -117,7 +117,11 @@ def _torch_requirement() -> str:
 def _install(py: Path, reqs: list[str], log: Path) -> None:
     env = dict(os.environ, DS_BUILD_OPS="0", PIP_DISABLE_PIP_VERSION_CHECK="1")
     uv = shutil.which("uv")
-    cmd = [uv, "pip", "install", "--python", str(py), *reqs] if uv else [str(py), "-m", "pip", "install", *reqs]
+    cmd = (
+        [uv, "pip", "install", "--python", str(py), *reqs]
+        if uv
+        else [sys.executable, "-m", "pip", "--python", str(py), "install", *reqs]
+    )
     with log.open("a") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
@@ -155,11 +159,12 @@ def ensure_env(pins: Pins, *, on_status=None) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         if on_status:
             on_status(f"building an environment with {pins.describe()} (once)")
-        subprocess.run([sys.executable, "-m", "venv", str(tmp)], check=True, capture_output=True)
+        # no pip inside the environment (ensurepip costs seconds): this interpreter's pip installs into it
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp)], check=True, capture_output=True)
         log = tmp / "build.log"
         py = _python_in(tmp)
-        _install(py, [_torch_requirement(), *HARNESS_DEPS], log)
-        _install(py, [_torch_requirement(), *pins.as_requirements()], log)
+        # one resolver run for everything (torch pinned to the installed build, so no CUDA wheels)
+        _install(py, [_torch_requirement(), *HARNESS_DEPS, *pins.as_requirements()], log)
         (tmp / "pins.txt").write_text("\n".join(pins.as_requirements()) + "\n")
         (tmp / ".complete").write_text("ok\n")
         shutil.rmtree(final, ignore_errors=True)

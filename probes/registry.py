@@ -22,6 +22,10 @@ PROBES: dict[str, str] = {
     "grpo-batch-divisibility": "probes.grpo_batch",
     "dtype-checks": "probes.dtype_checks",
     "kbit-prep-order": "probes.kbit_prep_order",
+    "trainer-api-checks": "probes.api_checks",
+    "peft-api-checks": "probes.api_checks",
+    "transformers-api-checks": "probes.api_checks",
+    "import-shadowing-check": "probes.api_checks",
 }
 
 
@@ -134,6 +138,54 @@ SPECS: dict[str, ProbeSpec] = {
             packages=("torch", "transformers", "peft", "bitsandbytes"),
             cuda=True,
             preload=("torch", "transformers", "peft"),
+        ),
+        ProbeSpec(
+            "trainer-api-checks",
+            PROBES["trainer-api-checks"],
+            (
+                "trainer-tokenizer-renamed-processing-class",
+                "trl-sfttrainer-moved-renamed-args",
+                "dpo-hyperparams-moved-to-config",
+                "dpo-ref-model-with-peft-config",
+                "peft-on-peft-peftmodel-plus-peft-config",
+                "evaluation-strategy-removed-transformers-4.51",
+            ),
+            "Trainer / config keyword arguments as the report passes them, against the installed trl",
+            packages=("torch", "transformers", "trl", "peft", "datasets"),
+            kind="cheap",
+            preload=("torch", "transformers", "trl", "peft", "datasets"),
+        ),
+        ProbeSpec(
+            "peft-api-checks",
+            PROBES["peft-api-checks"],
+            (
+                "peftmodel-generate-positional-args",
+                "adapter-config-missing-wrong-path-or-checkpoint",
+                "peftmodel-from-pretrained-frozen-is-trainable",
+                "prepare-model-for-int8-training-removed",
+            ),
+            "PEFT calls as the report makes them: generate, from_pretrained, removed helpers",
+            packages=("torch", "transformers", "peft"),
+            kind="cheap",
+            preload=("torch", "transformers", "peft"),
+        ),
+        ProbeSpec(
+            "transformers-api-checks",
+            PROBES["transformers-api-checks"],
+            ("reward-model-config-pad-token-id-missing", "right-padding-in-rl-generation"),
+            "Reward-model padding id and right-padded generation",
+            packages=("torch", "transformers"),
+            kind="cheap",
+            preload=("torch", "transformers"),
+        ),
+        ProbeSpec(
+            "import-shadowing-check",
+            PROBES["import-shadowing-check"],
+            ("trl-shadowed-by-local-directory",),
+            "`from trl import ...` run from a directory holding a trl/ folder",
+            packages=("trl",),
+            kind="cheap",
+            preload=(),
         ),
     )
 }

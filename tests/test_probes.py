@@ -217,3 +217,45 @@ def test_run_probe_streams_output_and_cli_json(capsys):
     assert {r["probe"] for r in rows} == set(SPECS)
     assert main(["probe", "no-such-case"]) == 2
     assert main(["probe"]) == 2
+
+
+# --------------------------------------------------------------------------- API checks
+
+
+#: the true verdict on the installed stack (trl 1.16 / transformers 5.23 / peft 0.21): the failure
+#: is still there (confirmed) or belongs to releases before these (not-reproduced)
+API_VERDICTS = {
+    "trainer-tokenizer-renamed-processing-class": Verdict.confirmed,
+    "trl-sfttrainer-moved-renamed-args": Verdict.confirmed,
+    "dpo-hyperparams-moved-to-config": Verdict.confirmed,
+    "dpo-ref-model-with-peft-config": Verdict.not_reproduced,  # accepted since trl 0.28
+    "peft-on-peft-peftmodel-plus-peft-config": Verdict.confirmed,
+    "evaluation-strategy-removed-transformers-4.51": Verdict.confirmed,
+    "peftmodel-generate-positional-args": Verdict.not_reproduced,  # positional ids accepted since peft 0.9
+    "adapter-config-missing-wrong-path-or-checkpoint": Verdict.confirmed,
+    "peftmodel-from-pretrained-frozen-is-trainable": Verdict.confirmed,
+    "prepare-model-for-int8-training-removed": Verdict.confirmed,
+    "reward-model-config-pad-token-id-missing": Verdict.confirmed,
+    "right-padding-in-rl-generation": Verdict.confirmed,
+    "trl-shadowed-by-local-directory": Verdict.confirmed,
+}
+
+
+@pytest.mark.parametrize("case", sorted(API_VERDICTS))
+def test_api_checks_run_the_libraries_call(session, case):
+    r = _run(session, case)
+    assert r.verdict is API_VERDICTS[case], (r.notes, r.baseline.output_tail[-1500:])
+    if r.verdict is Verdict.confirmed:
+        # the symptom came from the library itself, seen by the case's own patterns
+        assert r.baseline.reproduced and r.baseline.evidence, r.baseline.output_tail[-1500:]
+        assert r.treatment.reproduced is False and r.treatment.status is PhaseStatus.ok
+    else:
+        assert r.baseline.status is PhaseStatus.ok and not r.baseline.evidence
+        assert any("--versions" in n for n in r.notes)
+
+
+def test_api_checks_cover_every_registered_case():
+    from probes.api_checks import SCENARIOS
+
+    api = {c for pid in SPECS if SPECS[pid].module == "probes.api_checks" for c in SPECS[pid].cases}
+    assert api == set(SCENARIOS) == set(API_VERDICTS)

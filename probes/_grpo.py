@@ -63,9 +63,11 @@ def run_grpo(
     peft_config=None,
     label: str = "grpo",
     train: bool = True,
+    dataset=None,
     **overrides: Any,
 ) -> dict:
-    """Build a GRPOTrainer and train a few steps; returns {trainer, metrics, seconds}."""
+    """Build a GRPOTrainer and train a few steps; returns {trainer, metrics, seconds}. *dataset*:
+    the training data (default: 8 plain-string prompts under "prompt")."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
@@ -74,7 +76,7 @@ def run_grpo(
     if model is None:
         model = load_model(ctx)
     cfg, dropped = grpo_config(ctx, workdir, **overrides)
-    ds = Dataset.from_dict({"prompt": tiny_dataset_texts(8)})
+    ds = Dataset.from_dict({"prompt": tiny_dataset_texts(8)}) if dataset is None else dataset
     cb = metrics_callback()
     kwargs: dict[str, Any] = dict(
         model=model, reward_funcs=reward, args=cfg, train_dataset=ds, processing_class=tok, callbacks=[cb]

@@ -14,6 +14,8 @@ peft-api: PeftModel.generate(positional ids) · PeftModel.from_pretrained(dir wi
     ``from peft import prepare_model_for_int8_training``
 transformers-api: sequence-classification batch without pad_token_id · generate with right padding
 import-shadowing: ``from trl import SFTTrainer`` from a directory that holds a ``trl/`` folder
+grpo-data-checks (one real GRPO step each): a dataset without "prompt" · a reward function that needs
+    a column the dataset lacks · a reward function returning one number per batch
 """
 
 from __future__ import annotations
@@ -254,6 +256,56 @@ def right_padding_generate(ctx: PhaseContext, fixed: bool) -> None:
     _say(f"generate with padding_side={tok.padding_side!r}: done")
 
 
+# --------------------------------------------------------------------------- GRPO data and rewards (1 real step)
+
+
+def _grpo_step(ctx: PhaseContext, reward, columns: dict[str, list]) -> None:
+    from datasets import Dataset
+
+    from probes._grpo import run_grpo
+
+    run_grpo(ctx, f"{ctx.workdir}/grpo", reward=reward, dataset=Dataset.from_dict(columns), max_steps=1)
+    _say("one GRPO step: done")
+
+
+def _prompts() -> list[str]:
+    from probes._base import tiny_dataset_texts
+
+    return tiny_dataset_texts(8)
+
+
+def grpo_missing_prompt_column(ctx: PhaseContext, fixed: bool) -> None:
+    from probes._grpo import length_reward
+
+    key = "prompt" if fixed else "question"  # the fix: rename the column to "prompt"
+    _grpo_step(ctx, length_reward, {key: _prompts()})
+
+
+def accuracy_reward(prompts, completions, solution, **kwargs) -> list[float]:
+    """A reward that needs the dataset's `solution` column (trl passes extra columns as kwargs)."""
+    return [float(str(s) in str(c)) for c, s in zip(completions, solution)]
+
+
+def grpo_reward_missing_column(ctx: PhaseContext, fixed: bool) -> None:
+    cols: dict[str, list] = {"prompt": _prompts()}
+    if fixed:
+        cols["solution"] = ["4"] * len(cols["prompt"])
+    _grpo_step(ctx, accuracy_reward, cols)
+
+
+def batch_reward(prompts, completions, **kwargs) -> list[float]:
+    """The mistake: one number for the whole batch instead of one per completion."""
+    return [sum(len(str(c)) for c in completions) / max(1, len(completions))]
+
+
+def per_completion_reward(prompts, completions, **kwargs) -> list[float]:
+    return [float(len(str(c))) for c in completions]
+
+
+def grpo_reward_wrong_count(ctx: PhaseContext, fixed: bool) -> None:
+    _grpo_step(ctx, per_completion_reward if fixed else batch_reward, {"prompt": _prompts()})
+
+
 # --------------------------------------------------------------------------- import-shadowing
 
 
@@ -298,6 +350,9 @@ SCENARIOS: dict[str, Callable[[PhaseContext, bool], Any]] = {
     "reward-model-config-pad-token-id-missing": reward_model_pad,
     "right-padding-in-rl-generation": right_padding_generate,
     "trl-shadowed-by-local-directory": trl_shadowed,
+    "dataset-missing-prompt-column": grpo_missing_prompt_column,
+    "grpo-reward-func-missing-dataset-column": grpo_reward_missing_column,
+    "reward-func-invalid-return-value": grpo_reward_wrong_count,
 }
 
 

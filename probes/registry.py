@@ -26,6 +26,7 @@ PROBES: dict[str, str] = {
     "peft-api-checks": "probes.api_checks",
     "transformers-api-checks": "probes.api_checks",
     "import-shadowing-check": "probes.api_checks",
+    "grpo-data-checks": "probes.api_checks",
 }
 
 
@@ -186,6 +187,18 @@ SPECS: dict[str, ProbeSpec] = {
             packages=("trl",),
             kind="cheap",
             preload=(),
+        ),
+        ProbeSpec(
+            "grpo-data-checks",
+            PROBES["grpo-data-checks"],
+            (
+                "dataset-missing-prompt-column",
+                "grpo-reward-func-missing-dataset-column",
+                "reward-func-invalid-return-value",
+            ),
+            "GRPO dataset columns and reward-function contract (one real GRPOTrainer step)",
+            packages=("torch", "transformers", "trl", "datasets"),
+            preload=("torch", "transformers", "trl", "datasets"),
         ),
     )
 }

@@ -238,6 +238,9 @@ API_VERDICTS = {
     "reward-model-config-pad-token-id-missing": Verdict.confirmed,
     "right-padding-in-rl-generation": Verdict.confirmed,
     "trl-shadowed-by-local-directory": Verdict.confirmed,
+    "dataset-missing-prompt-column": Verdict.confirmed,
+    "grpo-reward-func-missing-dataset-column": Verdict.confirmed,
+    "reward-func-invalid-return-value": Verdict.confirmed,
 }
 
 

@@ -230,7 +230,216 @@ def int8_helper_import(ctx: PhaseContext, fixed: bool) -> None:
     _say(f"from peft import {name}: ok")
 
 
+def adapter_after_resize(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """An adapter trained on a base whose embeddings were resized (added tokens), loaded onto the base
+    as published; the fix resizes the fresh base to the adapter's vocabulary first."""
+    from peft import PeftModel, get_peft_model
+
+    base = load_model(ctx)
+    grown = base.get_input_embeddings().weight.shape[0] + 16
+    base.resize_token_embeddings(grown)
+    saved = Path(ctx.workdir) / "adapter"
+    get_peft_model(base, _lora(base)).save_pretrained(saved)  # peft saves the resized embeddings too
+    fresh = load_model(ctx)
+    if fixed:
+        fresh.resize_token_embeddings(grown)
+    PeftModel.from_pretrained(fresh, str(saved))
+    rows = fresh.get_input_embeddings().weight.shape[0]
+    _say(f"adapter loaded onto a base with {rows} embeddings")
+    # loading worked (peft's resize warning at save time is printed in both phases: not the failure)
+    return {"detected": False, "check_matcher": False, "detail": f"loaded onto {rows} embeddings"}
+
+
+def embeddings_saved_into_adapter(ctx: PhaseContext, fixed: bool) -> None:
+    """Resizing the embeddings (without needing new tokens) makes peft store the whole embedding
+    matrices in the adapter; the fix leaves them alone."""
+    from peft import get_peft_model
+
+    base = load_model(ctx)
+    if not fixed:
+        base.resize_token_embeddings(base.get_input_embeddings().weight.shape[0] + 8)
+    saved = Path(ctx.workdir) / "adapter"
+    get_peft_model(base, _lora(base)).save_pretrained(saved)
+    size = sum(f.stat().st_size for f in saved.glob("adapter_model.*"))
+    _say(f"adapter file size: {size} bytes")
+
+
+def state_dict_override(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """The alpaca-lora era idiom: model.state_dict replaced by a lambda returning the PEFT state dict,
+    then save_pretrained. Affected peft versions write an empty adapter file."""
+    from peft import get_peft_model, get_peft_model_state_dict
+
+    base = load_model(ctx)
+    model = get_peft_model(base, _lora(base))
+    if not fixed:
+        old_state_dict = model.state_dict
+        model.state_dict = (  # type: ignore[method-assign]
+            lambda self, *_, **__: get_peft_model_state_dict(self, old_state_dict())
+        ).__get__(model, type(model))
+    saved = Path(ctx.workdir) / "adapter"
+    model.save_pretrained(saved)
+    sizes = {f.name: f.stat().st_size for f in saved.glob("adapter_model.*")}
+    for name, size in sizes.items():
+        _say(f"{name} {size} bytes")
+    tensors = 0
+    for f in saved.glob("adapter_model.safetensors"):
+        from safetensors import safe_open
+
+        with safe_open(str(f), "pt") as fh:
+            tensors = len(list(fh.keys()))
+    _say(f"tensors in the adapter file: {tensors}")
+    return {"detected": tensors == 0, "detail": f"{tensors} tensors saved", "info": {"sizes": sizes}}
+
+
+def all_linear(ctx: PhaseContext, fixed: bool) -> None:
+    from peft import LoraConfig, get_peft_model
+
+    base = load_model(ctx)
+    targets: Any = lora_targets(base) if fixed else "all-linear"
+    get_peft_model(base, LoraConfig(r=4, target_modules=targets, task_type="CAUSAL_LM"))
+    _say(f"LoraConfig(target_modules={targets!r}): adapters injected")
+
+
+def prefix_tuning_forward(ctx: PhaseContext, fixed: bool) -> None:
+    """Prefix tuning through a current transformers model; the fix is a peft that builds a Cache."""
+    from peft import LoraConfig, PrefixTuningConfig, get_peft_model
+
+    tok = _tok(ctx)
+    base = load_model(ctx)
+    cfg: Any = (
+        LoraConfig(r=4, target_modules=lora_targets(base), task_type="CAUSAL_LM")
+        if fixed
+        else PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=4)
+    )
+    model = get_peft_model(base, cfg)
+    ids = tok(["Hello there"], return_tensors="pt").input_ids.to(ctx.device)
+    model(input_ids=ids, labels=ids).loss.backward()
+    _say(f"{type(cfg).__name__}: forward + backward done")
+
+
+def adapter_config_newer_keys(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """adapter_config.json written by a newer peft (keys this peft does not know), loaded here."""
+    import json
+
+    from peft import PeftModel
+
+    saved = Path(ctx.workdir) / "adapter"
+    _peft_model(ctx).save_pretrained(saved)
+    if not fixed:
+        cfg_file = saved / "adapter_config.json"
+        cfg = json.loads(cfg_file.read_text())
+        cfg.update({"alora_invocation_tokens": None, "target_parameters": None, "trainable_token_indices": None})
+        cfg["peft_version"] = "99.0.0"
+        cfg_file.write_text(json.dumps(cfg))
+    PeftModel.from_pretrained(load_model(ctx), str(saved))
+    # loading worked: a peft that ignores unknown keys (it may warn) is not affected
+    return {"detected": False, "check_matcher": False, "detail": "adapter loaded"}
+
+
+def base_class_for_causal_lm(ctx: PhaseContext, fixed: bool) -> None:
+    """task_type CAUSAL_LM on AutoModel (no LM head); the fix loads AutoModelForCausalLM."""
+    from peft import get_peft_model
+    from transformers import AutoModel, AutoModelForCausalLM
+
+    from probes._base import from_pretrained_kwargs, torch_dtype
+
+    cls = AutoModelForCausalLM if fixed else AutoModel
+    base = cls.from_pretrained(ctx.model_path, **from_pretrained_kwargs(ctx, torch_dtype(ctx))).to(ctx.device)  # type: ignore[arg-type]
+    model = get_peft_model(base, _lora(base))
+    tok = _tok(ctx)
+    ids = tok(["Hello there"], return_tensors="pt").input_ids.to(ctx.device)
+    model(input_ids=ids, labels=ids)
+    _say(f"{cls.__name__} + LoraConfig(task_type='CAUSAL_LM'): forward with labels done")
+
+
 # --------------------------------------------------------------------------- transformers-api
+
+
+def use_cache_warning(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """Training forwards with gradient checkpointing and use_cache=True: affected releases print the
+    warning once per layer per forward instead of once."""
+    import logging
+
+    hits: list[str] = []
+
+    class Count(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            msg = record.getMessage()
+            if "use_cache" in msg and "gradient checkpointing" in msg:
+                hits.append(msg)
+
+    logging.getLogger("transformers").addHandler(Count())
+    tok = _tok(ctx)
+    model = load_model(ctx)
+    model.gradient_checkpointing_enable()
+    model.train()
+    ids = tok(["Hello there"], return_tensors="pt").input_ids.to(ctx.device)
+    for _ in range(3):
+        model(input_ids=ids, labels=ids, use_cache=not fixed)
+    _say(f"use_cache warning printed {len(hits)} time(s) in 3 forwards")
+    return {"detected": len(hits) > 1, "check_matcher": False, "detail": f"{len(hits)} warnings in 3 forwards"}
+
+
+def torch_load_checkpoint(ctx: PhaseContext, fixed: bool) -> None:
+    """A .bin (pickle) checkpoint loaded with transformers: refused when torch < 2.6."""
+    import torch
+
+    saved = Path(ctx.workdir) / "bin-checkpoint"
+    model = load_model(ctx)
+    model.save_pretrained(saved)  # config + safetensors
+    if not fixed:  # a checkpoint as older tools wrote it: a pickled state dict only
+        for f in saved.glob("model*.safetensors*"):
+            f.unlink()
+        torch.save(model.state_dict(), saved / "pytorch_model.bin")
+    load_model(ctx.replace(model_path=str(saved)))
+    _say(f"loaded a {'safetensors' if fixed else 'pytorch_model.bin'} checkpoint")
+
+
+def trainer_label_names(ctx: PhaseContext, fixed: bool) -> None:
+    from transformers import Trainer, TrainingArguments
+
+    from probes._base import LMDataset
+
+    tok = _tok(ctx)
+    kw: dict[str, Any] = {"label_names": ["labels"]} if fixed else {}
+    Trainer(model=_peft_model(ctx), args=TrainingArguments(**_args(ctx), **kw), train_dataset=LMDataset(tok, n=4))
+    _say(f"Trainer(PeftModel, {kw or 'no label_names'}): constructed")
+
+
+# --------------------------------------------------------------------------- torchrun
+
+
+def torchrun_port(ctx: PhaseContext, fixed: bool) -> None:
+    """torchrun on a master port another job holds (gloo, 1 process); the fix takes a free port."""
+    import socket
+
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.bind(("127.0.0.1", 0))
+    held.listen(1)
+    port = held.getsockname()[1]
+    if fixed:
+        free = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+        free.close()
+    script = Path(ctx.workdir) / "ddp_init.py"
+    script.write_text(
+        "import torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "print('rank', dist.get_rank(), 'joined', flush=True)\n"
+        "dist.destroy_process_group()\n"
+    )
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=1",
+        "--master_addr=127.0.0.1", f"--master_port={port}", str(script),
+    ]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ctx.workdir)
+    finally:
+        held.close()
+    print(res.stdout + res.stderr, flush=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"torchrun exited with {res.returncode} on port {port}")
 
 
 def reward_model_pad(ctx: PhaseContext, fixed: bool) -> None:
@@ -353,6 +562,17 @@ SCENARIOS: dict[str, Callable[[PhaseContext, bool], Any]] = {
     "dataset-missing-prompt-column": grpo_missing_prompt_column,
     "grpo-reward-func-missing-dataset-column": grpo_reward_missing_column,
     "reward-func-invalid-return-value": grpo_reward_wrong_count,
+    "adapter-vocab-size-mismatch-resized-embeddings": adapter_after_resize,
+    "embedding-layers-saved-into-adapter": embeddings_saved_into_adapter,
+    "state-dict-override-empty-adapter-443-bytes": state_dict_override,
+    "all-linear-unsupported-old-peft": all_linear,
+    "prefix-tuning-legacy-tuple-past-key-values": prefix_tuning_forward,
+    "adapter-config-newer-peft-keys": adapter_config_newer_keys,
+    "task-type-mismatch-base-model-class": base_class_for_causal_lm,
+    "use-cache-with-gradient-checkpointing-warning": use_cache_warning,
+    "torch-load-needs-torch-2.6": torch_load_checkpoint,
+    "trainer-label-names-peftmodel-warning": trainer_label_names,
+    "master-port-in-use": torchrun_port,
 }
 
 

@@ -27,6 +27,7 @@ PROBES: dict[str, str] = {
     "transformers-api-checks": "probes.api_checks",
     "import-shadowing-check": "probes.api_checks",
     "grpo-data-checks": "probes.api_checks",
+    "torchrun-port-check": "probes.api_checks",
 }
 
 
@@ -164,6 +165,13 @@ SPECS: dict[str, ProbeSpec] = {
                 "adapter-config-missing-wrong-path-or-checkpoint",
                 "peftmodel-from-pretrained-frozen-is-trainable",
                 "prepare-model-for-int8-training-removed",
+                "adapter-vocab-size-mismatch-resized-embeddings",
+                "embedding-layers-saved-into-adapter",
+                "state-dict-override-empty-adapter-443-bytes",
+                "all-linear-unsupported-old-peft",
+                "prefix-tuning-legacy-tuple-past-key-values",
+                "adapter-config-newer-peft-keys",
+                "task-type-mismatch-base-model-class",
             ),
             "PEFT calls as the report makes them: generate, from_pretrained, removed helpers",
             packages=("torch", "transformers", "peft"),
@@ -173,8 +181,14 @@ SPECS: dict[str, ProbeSpec] = {
         ProbeSpec(
             "transformers-api-checks",
             PROBES["transformers-api-checks"],
-            ("reward-model-config-pad-token-id-missing", "right-padding-in-rl-generation"),
-            "Reward-model padding id and right-padded generation",
+            (
+                "reward-model-config-pad-token-id-missing",
+                "right-padding-in-rl-generation",
+                "use-cache-with-gradient-checkpointing-warning",
+                "torch-load-needs-torch-2.6",
+                "trainer-label-names-peftmodel-warning",
+            ),
+            "transformers calls as the report makes them: padding, caching, checkpoint loading, Trainer",
             packages=("torch", "transformers"),
             kind="cheap",
             preload=("torch", "transformers"),
@@ -199,6 +213,15 @@ SPECS: dict[str, ProbeSpec] = {
             "GRPO dataset columns and reward-function contract (one real GRPOTrainer step)",
             packages=("torch", "transformers", "trl", "datasets"),
             preload=("torch", "transformers", "trl", "datasets"),
+        ),
+        ProbeSpec(
+            "torchrun-port-check",
+            PROBES["torchrun-port-check"],
+            ("master-port-in-use",),
+            "torchrun rendezvous on a master port that is already taken (gloo, 1 process)",
+            packages=("torch",),
+            kind="cheap",
+            preload=("torch",),
         ),
     )
 }

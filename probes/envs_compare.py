@@ -32,6 +32,8 @@ class Comparison(BaseModel):
     @property
     def conclusion(self) -> str:
         a, b = self.yours.verdict, self.installed.verdict
+        # for the conclusion, a partial reproduction counts as one (the result says which it was)
+        a, b = ("confirmed" if v == "reproduced-in-part" else v for v in (a, b))
         if a == "confirmed" and b == "not-reproduced":
             return "upgrading fixes it"
         if a == "confirmed" and b == "confirmed":

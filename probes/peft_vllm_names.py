@@ -166,6 +166,7 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
 
 
 def decide(case_id: str, phases: dict, env: dict):
+    from probes.result import Verdict
     from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases)
@@ -176,6 +177,8 @@ def decide(case_id: str, phases: dict, env: dict):
             "names vLLM accepts, but the adapter is silently lost (logits differ): merge first"
         )
     notes.append("emulated vLLM name walk (vLLM is not run here); real vLLM also fuses q/k/v below 'model.'")
+    if verdict is Verdict.confirmed:  # the message came from our emulation of vLLM's loader, not vLLM
+        verdict = Verdict.reproduced_in_part
     return verdict, notes
 
 

@@ -13,6 +13,9 @@ from pydantic import BaseModel, Field
 
 class Verdict(str, Enum):
     confirmed = "confirmed"  # baseline shows the symptom, treatment does not
+    #: as confirmed, but the library that raises the symptom did not run here: the probe fed the real
+    #: objects (e.g. a PeftModel's weights) to an emulation of its check, so only part is reproduced
+    reproduced_in_part = "reproduced-in-part"
     not_reproduced = "not-reproduced"  # baseline clean with these versions
     fix_ineffective = "fix-ineffective"  # treatment still shows the symptom
     skipped = "skipped"  # cannot run here (reason in notes)

@@ -123,7 +123,8 @@ def test_grpo_zero_advantage(session):
 
 def test_peft_vllm_names(session):
     r = _run(session, "peft-vllm-base-model-weight-names")
-    assert r.verdict is Verdict.confirmed
+    # the message comes from an emulation of vLLM's loader (vLLM does not run here): in part only
+    assert r.verdict is Verdict.reproduced_in_part
     assert any(
         "There is no module or parameter named 'base_model' in Qwen2ForCausalLM" in e for e in r.baseline.evidence
     )

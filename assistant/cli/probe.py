@@ -86,6 +86,7 @@ def _list(fmt: str) -> int:
 
 _STYLE = {
     "confirmed": "bold green",
+    "reproduced-in-part": "bold cyan",
     "not-reproduced": "bold yellow",
     "fix-ineffective": "bold red",
     "skipped": "bold blue",

@@ -29,6 +29,7 @@ VERSION_STYLE = {
 
 VERDICT_STYLE = {
     "confirmed": "success",
+    "reproduced-in-part": "accent",
     "not-reproduced": "warning",
     "fix-ineffective": "error",
     "skipped": "primary",
@@ -37,6 +38,8 @@ VERDICT_STYLE = {
 
 VERDICT_TEXT = {
     "confirmed": "confirmed — the baseline shows the symptom and the fix removes it",
+    "reproduced-in-part": "reproduced in part — shown against an emulation of the failing library's check, "
+    "which does not run here; the fix removes it",
     "not-reproduced": "not reproduced — the baseline did not show the symptom here",
     "fix-ineffective": "fix ineffective — the symptom is still there with the fix",
     "skipped": "skipped — this probe cannot run here",

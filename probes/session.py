@@ -152,8 +152,14 @@ class ProbeSession:
 
         if tiny_replica and not model:
             raise ProbeLookupError("--tiny-replica needs --model PATH")
-        if model and not Path(model).exists():
-            raise ProbeLookupError(f"--model {model}: no such directory (probes never download)")
+        if model:  # checked before any phase runs
+            where = Path(model)
+            if not where.exists():
+                raise ProbeLookupError(f"--model {model}: no such directory (probes never download)")
+            if not where.is_dir():
+                raise ProbeLookupError(f"--model {model}: a file; give the model's directory")
+            if not (where / "config.json").is_file():
+                raise ProbeLookupError(f"--model {model}: not a model directory (no config.json)")
         if self.python is None:  # this interpreter: ask importlib, without starting the worker
             missing = missing_packages(spec)
             versions = _local_versions()

@@ -117,6 +117,58 @@ def _child(cmd: dict) -> None:
             os._exit(code)
 
 
+def _become_subreaper() -> None:
+    """Linux: orphaned descendants of a phase (one that called setsid, a daemonised helper) are
+    re-parented to this worker instead of init, so `_kill_descendants` still finds them."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:  # noqa: BLE001 - not Linux: process groups only
+        pass
+
+
+def _descendants(root: int) -> list[int]:
+    """Pids below *root* (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out: list[int] = []
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def _kill_descendants() -> None:
+    """Nothing a phase started outlives it: kill every remaining descendant, then reap them."""
+    for pid in _descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not done:
+            break
+
+
 def _run_phase(cmd: dict) -> dict:
     timeout = float(cmd.get("timeout") or 120)
     sys.stdout.flush()
@@ -149,11 +201,12 @@ def _run_phase(cmd: dict) -> dict:
             os.waitpid(pid, 0)
             break
         time.sleep(0.02)
-    # leftovers of the phase (torchrun workers...) go with it
+    # leftovers of the phase (torchrun workers, a process that left the group with setsid) go with it
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+    _kill_descendants()
     return {
         "status": status,
         "rc": rc,
@@ -163,6 +216,7 @@ def _run_phase(cmd: dict) -> dict:
 
 
 def main() -> int:
+    _become_subreaper()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")

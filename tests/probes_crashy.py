@@ -27,6 +27,14 @@ class CrashyProbe(Probe):
             os.kill(os.getpid(), signal.SIGSEGV)
         if phase == "hang":
             time.sleep(600)
+        if phase == "escape":  # a helper that leaves the process group and would run on
+            child = os.fork()
+            if child == 0:
+                os.setsid()
+                time.sleep(600)
+                os._exit(0)
+            print(f"escaped pid {child}", flush=True)
+            return {"detected": False, "detail": str(child)}
         if phase == "raise":
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         return {"detected": False, "detail": "fine"}

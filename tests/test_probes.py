@@ -88,6 +88,27 @@ def test_phase_crash_hang_and_exception_do_not_take_the_caller_down(monkeypatch,
         assert res["status"] == "ok" and st["status"] == "done"
 
 
+def test_a_process_that_leaves_the_group_does_not_outlive_its_phase(monkeypatch):
+    """setsid in a phase's helper used to escape the process-group kill and run on."""
+    import os
+    import time
+
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    with ProbeSession(preload=[]) as s:
+        s._ensure_worker([])
+        st, res, _ = s._run("probes_crashy", "escape", {}, 30)
+        assert st["status"] == "done"
+        pid = int(res["detail"])
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"pid {pid} (setsid in a phase) is still running after the phase")
+
+
 # --------------------------------------------------------------------------- the probes
 
 

@@ -65,6 +65,28 @@ def _broken_pipe_is_quiet() -> None:
     rich.console.Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind (context managers remove temporary directories, stop probe workers)."""
+
+
+def _sigterm_unwinds() -> None:
+    """Turn SIGTERM into an exception in the main thread, so `finally` blocks and `with` exits run
+    (the default action would leave /tmp/trl-help-probe-* and a running worker behind)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame) -> None:
+        raise Terminated()
+
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):  # not settable here
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv and sys.stdin.isatty() and sys.stdout.isatty():
@@ -79,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ["TRL_HELP_VERBOSE"] = "1"
     _broken_pipe_is_quiet()
+    _sigterm_unwinds()
     try:
         return int(import_module(args._module).run(args) or 0)
     except UsageError as exc:
@@ -87,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("trl-help: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("trl-help: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # the reader went away (`| head`): point stdout at /dev/null so the flush at exit
         # does not fail again, and end quietly

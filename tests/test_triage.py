@@ -297,3 +297,37 @@ def test_scaffold_case_from_issue(tmp_path):
         scaffold_case(f, 99999, tmp_path / "cases")
     with pytest.raises(UsageError, match="already exists"):
         scaffold_case(f, issue["number"], tmp_path / "cases")
+
+
+def test_an_interrupted_run_keeps_the_chunks_it_finished(matcher, tmp_path, monkeypatch):
+    """Triage works in chunks and saves its cache as it goes (and on the way out), so a long run
+    that is stopped keeps what it finished; the next run starts from there."""
+    import assistant.triage.run as run
+    from assistant.triage.cache import TriageCache, engine_key
+    from assistant.triage.inputs import load_issues
+
+    monkeypatch.setattr(run, "CHUNK", 2)
+
+    class StopsOnSecondChunk:
+        digest = matcher.digest
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def diagnose_batch(self, reports, **kw):
+            self.calls += 1
+            if self.calls == 2:
+                raise KeyboardInterrupt
+            return matcher.diagnose_batch(reports, **kw)
+
+        def embed(self, texts):
+            return matcher.embed(texts)
+
+    batch = load_issues(_export(tmp_path / "issues.json", ISSUES[:6]))
+    opts = run.Options(cache_dir=tmp_path / "cache")
+    with pytest.raises(KeyboardInterrupt):
+        run.triage(batch, StopsOnSecondChunk(), opts)  # type: ignore[arg-type]
+    kept = TriageCache(engine_key(matcher.digest, opts.top), root=opts.cache_dir)
+    assert len(kept.entries) == 2  # the first chunk, written on the way out
+    again = run.triage(batch, matcher, opts)
+    assert again.stats["from_cache"] == 2 and again.stats["processed"] == 4

@@ -8,6 +8,7 @@ embeds all query texts in length-sorted batches first and then diagnoses each re
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -118,7 +119,7 @@ def body_text(report) -> str:
 
 
 def _diagnose_batch(
-    todo: list[Issue], engine: Engine, opts: Options, problems: list[str], prog
+    todo: list[Issue], engine: Engine, opts: Options, problems: list[str], prog, tasks: tuple | None = None
 ) -> list[tuple[Issue, IssueResult, np.ndarray, np.ndarray | None]]:
     from assistant.parse import parse_text
     from assistant.triage.reply import draft_reply
@@ -129,8 +130,7 @@ def _diagnose_batch(
             parsed.append((issue, parse_text(issue.text)))
         except Exception as exc:  # noqa: BLE001 — one bad issue must not sink the batch
             problems.append(f"issue #{issue.number}: could not be parsed ({type(exc).__name__}: {exc}); skipped")
-    embedding = prog.add_task("embedding", total=len(parsed)) if prog else None
-    matching = prog.add_task("matching", total=len(parsed)) if prog else None
+    embedding, matching = tasks if (prog and tasks) else (None, None)
     answers = engine.diagnose_batch(
         [rep for _, rep in parsed],
         top=opts.top,
@@ -167,8 +167,22 @@ def _diagnose_batch(
     return [tuple(x) for x in out]  # type: ignore[misc]
 
 
+#: issues parsed and diagnosed together (bounds what one step holds beyond the results)
+CHUNK = 256
+#: the cache is written at most this often during a run (and always at the end or on interruption)
+SAVE_EVERY_S = 30.0
+
+
+def _save(cache: TriageCache, problems: list[str]) -> None:
+    try:
+        cache.save()
+    except OSError as exc:
+        msg = f"cache not saved ({exc}); results are complete"
+        if msg not in problems:
+            problems.append(msg)
+
+
 def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageResult:
-    import time
 
     opts = opts or Options()
     t0 = time.perf_counter()
@@ -190,19 +204,31 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
         res.cached = True
         n = len(vec) // 2 if len(vec) == 768 else len(vec)
         rows[issue.number] = (res, vec[:n], vec[n:] if len(vec) == 768 else None)
-    with _progress(opts.progress and bool(todo)) as prog:
-        for issue, res, qv, bv in _diagnose_batch(todo, engine, opts, problems, prog):
-            rows[issue.number] = (res, qv, bv)
-            cache.put(
-                issue.number,
-                issue.content_hash,
-                res.model_dump(mode="json", exclude={"cached", "duplicates"}),
-                np.concatenate([qv, bv]) if bv is not None else qv,
-            )
+    saved_at = time.monotonic()
     try:
-        cache.save()
-    except OSError as exc:
-        problems.append(f"cache not saved ({exc}); results are complete")
+        with _progress(opts.progress and bool(todo)) as prog:
+            tasks = (
+                (prog.add_task("embedding", total=len(todo)), prog.add_task("matching", total=len(todo)))
+                if prog
+                else None
+            )
+            # in chunks: one chunk's texts and reports at a time, and the cache saved as it goes,
+            # so a long run that is interrupted keeps what it finished
+            for start in range(0, len(todo), CHUNK):
+                chunk = todo[start : start + CHUNK]
+                for issue, res, qv, bv in _diagnose_batch(chunk, engine, opts, problems, prog, tasks):
+                    rows[issue.number] = (res, qv, bv)
+                    cache.put(
+                        issue.number,
+                        issue.content_hash,
+                        res.model_dump(mode="json", exclude={"cached", "duplicates"}),
+                        np.concatenate([qv, bv]) if bv is not None else qv,
+                    )
+                if time.monotonic() - saved_at > SAVE_EVERY_S:
+                    _save(cache, problems)
+                    saved_at = time.monotonic()
+    finally:
+        _save(cache, problems)
     order = [i.number for i in batch.issues if i.number in rows]
     results = [rows[n][0] for n in order]
     clusters, categories = _clusters(results, [rows[n][1] for n in order], [rows[n][2] for n in order], opts)

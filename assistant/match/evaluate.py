@@ -233,10 +233,30 @@ def load_heldout(kb_root: Path) -> list[tuple[str, str | None]]:
     return [((r.get("title", "") + "\n\n" + r["text"]).strip(), r.get("case_id")) for r in rows]
 
 
-def score_heldout(m: Matcher, rows: list[tuple[str, str | None]]) -> Scores:
-    """The shipped model on the held-out reports (they are in no index and in no fit)."""
+#: real healthy training logs a report is buried in for the "buried" figures (kb/logs/healthy/)
+BURIAL_HOSTS = ("ddp-sft", "sft-map-bars", "grpo-info", "dpo")
+
+
+def bury(report: str, log: str) -> str:
+    """*report* placed where a crash lands in a real log: after most of the run's output."""
+    lines = log.splitlines()
+    cut = int(len(lines) * 0.8)
+    return "\n".join(lines[:cut] + report.splitlines() + lines[cut:]) + "\n"
+
+
+def burial_hosts(kb_root: Path) -> list[str]:
+    """The healthy logs reports are buried in (empty when the KB ships none)."""
+    d = Path(kb_root) / "logs" / "healthy"
+    return [(d / f"{n}.log").read_text(encoding="utf-8") for n in BURIAL_HOSTS if (d / f"{n}.log").is_file()]
+
+
+def score_heldout(m: Matcher, rows: list[tuple[str, str | None]], hosts: list[str] | None = None) -> Scores:
+    """The shipped model on the held-out reports (they are in no index and in no fit); with *hosts*,
+    each report buried in one of those real logs (in turn)."""
     items: list[tuple[Query, np.ndarray, float | None]] = []
     for i, (text, truth) in enumerate(rows):
+        if hosts:
+            text = bury(text, hosts[i % len(hosts)])
         cands = m.features(parse_text(text))
         q = Query(f"heldout#{i + 1}", truth, np.stack([c.features for c in cands]))
         items.append((q, m.model.prob(q.X), m.model.threshold))

@@ -8,6 +8,9 @@ from functools import lru_cache
 #: Longest line a symptom pattern may scan; longer lines are cut before regex search.
 MAX_SCAN_LINE = 4096
 
+#: seconds `explain FIFO` waits for a writer to open a named pipe before giving up with a message
+FIFO_WRITER_WAIT_S = 30.0
+
 _LONG_LINE = re.compile(r"([^\n]{" + str(MAX_SCAN_LINE) + r"})[^\n]+")
 
 # Nested quantifiers (`(a+)+`) are refused when a case loads: assistant/kb/regex_safety.py.

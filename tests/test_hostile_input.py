@@ -141,3 +141,36 @@ def test_kb_list_on_a_missing_kb_is_a_usage_error():
     res = _cli("kb", "list", "--kb", "/nonexistent")
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0 and "not a KB" in res.stderr
+
+
+def test_a_named_pipe_without_a_writer_is_an_error_not_a_hang(tmp_path, monkeypatch):
+    import os
+    import threading
+    import time
+
+    import assistant.limits as limits
+    from assistant.parse import InputError, parse_file
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(limits, "FIFO_WRITER_WAIT_S", 0.5)
+    t0 = time.monotonic()
+    try:
+        parse_file(fifo)
+    except InputError as exc:
+        assert "no writer" in str(exc)
+    else:
+        raise AssertionError("a FIFO with no writer was read as if it had input")
+    assert time.monotonic() - t0 < 5
+    # with a writer (even one that starts a little later), it is read like a file
+    msg = "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n"
+    monkeypatch.setattr(limits, "FIFO_WRITER_WAIT_S", 10.0)
+
+    def write() -> None:
+        time.sleep(0.3)
+        with open(fifo, "w") as fh:
+            fh.write(msg)
+
+    threading.Thread(target=write, daemon=True).start()
+    report = parse_file(fifo)
+    assert report.primary is not None and "does not require grad" in report.primary.message

@@ -200,13 +200,46 @@ def parse_bytes(data: bytes) -> Report:
     return parse_stream(io.BytesIO(data))
 
 
+def _open_input(p: Path):
+    """Open *p* for reading. A FIFO (named pipe) is opened as `cat` would (waiting for a writer), but
+    for at most `FIFO_WRITER_WAIT_S` seconds: with no writer it is a one-line error, not a hang."""
+    import stat
+    import threading
+
+    from assistant.limits import FIFO_WRITER_WAIT_S
+
+    try:
+        is_fifo = stat.S_ISFIFO(p.stat().st_mode)
+    except OSError:
+        is_fifo = False
+    if not is_fifo:
+        return p.open("rb")
+    opened: list = []
+    failed: list[BaseException] = []
+
+    def do_open() -> None:
+        try:
+            opened.append(p.open("rb"))  # blocks until a writer opens the other end
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failed.append(exc)
+
+    t = threading.Thread(target=do_open, daemon=True)
+    t.start()
+    t.join(FIFO_WRITER_WAIT_S)
+    if failed:
+        raise failed[0]
+    if not opened:
+        raise InputError(f"a named pipe with no writer after {FIFO_WRITER_WAIT_S:.0f} s")
+    return opened[0]
+
+
 def parse_file(path: str | Path) -> Report:
     """Parse a file (plain, gzip'd, UTF-16 …); '-' is not handled here (see the CLI)."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
     try:
-        with p.open("rb") as fh:
+        with _open_input(p) as fh:
             return parse_stream(fh)
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None

@@ -160,13 +160,18 @@ def _kill_descendants() -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    # reap them (SIGKILL is delivered asynchronously: a victim not yet dead would stay a zombie)
+    deadline = time.monotonic() + 5.0
     while True:
         try:
             done, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+        except ChildProcessError:  # no children left
             break
-        if not done:
+        if done:
+            continue
+        if time.monotonic() > deadline:
             break
+        time.sleep(0.01)
 
 
 def _run_phase(cmd: dict) -> dict:

@@ -35,3 +35,17 @@ def test_symptom_patterns_scan_long_lines_only_up_to_the_cap() -> None:
     text = "Traceback (most recent call last):\nRuntimeError: x\n" + "a_" * 40_000 + "Error: y\n"
     assert first_match(p, text) is None
     assert first_match(p, "Traceback\n" + "a_" * 100 + "Error: y\n") is not None
+
+
+def test_a_huge_one_line_message_is_kept_bounded():
+    """A 5 MB one-line error: the message is cut (with a note of how much) and no whole-text search
+    sees more of a line than MAX_SCAN_LINE (issue 14: 50 MB took 78 s and the JSON repeated it)."""
+    from assistant.limits import MAX_MESSAGE_CHARS, MAX_SCAN_LINE
+    from assistant.parse import parse_text
+
+    text = "RuntimeError: boom " + "Error " * 800_000 + "\n"
+    r = parse_text(text)
+    assert r.primary is not None and r.primary.exception == "RuntimeError"
+    assert len(r.primary.message) < MAX_MESSAGE_CHARS + 100
+    assert r.primary.message.endswith("more characters cut]")
+    assert max(len(x) for x in r.match_text.split("\n")) <= MAX_SCAN_LINE

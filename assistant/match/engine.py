@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from assistant.kb.load import KB, KBProblemsError, load_kb_cached
+from assistant.limits import cap_lines
 from assistant.match.case_content import case_content
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.match.encoder import Encoder
@@ -144,7 +145,7 @@ class Matcher:
         packages = set(report.packages_in_frames())
         env = report.environment if env is None else env
         out = []
-        low = (report.match_text or report.text).lower()
+        low = cap_lines(report.match_text or report.text).lower()
         err = error_text(report)
         err_low = err.lower()
         for i, cid in enumerate(self.case_ids):

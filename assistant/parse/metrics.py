@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+from assistant.limits import MAX_SCAN_LINE
 from assistant.parse.clean import Line
 from assistant.parse.model import MetricRow
 from assistant.vocab import METRIC_SPELLINGS
@@ -63,6 +64,9 @@ def parse_metrics(lines: list[Line], limit: int = 5000) -> list[MetricRow]:
     header: list[str] | None = None
     for ln in lines:
         t = ln.text
+        if len(t) > MAX_SCAN_LINE:  # no metric line is that long; a huge line would cost a regex split
+            header = None
+            continue
         d = parse_dict_line(t)
         if d:
             rows.append(MetricRow(values=d, line_no=ln.no))

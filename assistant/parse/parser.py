@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from assistant.limits import MAX_SCAN_LINE, cap_lines
 from assistant.parse.clean import Line, clean_text
 from assistant.parse.environment import find_settings, find_versions
 from assistant.parse.metrics import parse_metrics
@@ -46,22 +47,22 @@ def _groups(lines: list[Line]) -> list[list[Line]]:
 
 
 def _failure(lines: list[Line]) -> Failure | None:
-    start = next((k for k, ln in enumerate(lines) if ROOT_CAUSE_RE.search(ln.text)), None)
+    start = next((k for k, ln in enumerate(lines) if ROOT_CAUSE_RE.search(ln.text[:MAX_SCAN_LINE])), None)
     window = lines[start : start + 15] if start is not None else []
     rank = exitcode = signal = None
     for ln in window:
         if rank is None and (m := RANK_FIELD_RE.match(ln.text)):
             rank = int(m.group(1))
-        if exitcode is None and (m := EXITCODE_RE.search(ln.text)):
+        if exitcode is None and (m := EXITCODE_RE.search(ln.text[:MAX_SCAN_LINE])):
             exitcode = int(m.group(1) or m.group(2))
-        if signal is None and (m := SIGNAL_RE.search(ln.text)):
+        if signal is None and (m := SIGNAL_RE.search(ln.text[:MAX_SCAN_LINE])):
             signal = m.group(2) or m.group(3)
     if start is None:
         for ln in lines:
-            if (m := EXITCODE_RE.search(ln.text)) and (m.group(1) or m.group(2)).startswith("-"):
+            if (m := EXITCODE_RE.search(ln.text[:MAX_SCAN_LINE])) and (m.group(1) or m.group(2)).startswith("-"):
                 exitcode = int(m.group(1) or m.group(2))
                 break
-            if (m := SIGNAL_RE.search(ln.text)) and (m.group(2) or m.group(3)) == "SIGKILL":
+            if (m := SIGNAL_RE.search(ln.text[:MAX_SCAN_LINE])) and (m.group(2) or m.group(3)) == "SIGKILL":
                 signal = "SIGKILL"
                 break
     if rank is None and exitcode is None and signal is None:
@@ -145,8 +146,9 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
         report.other_errors = [e for c in chains if c is not primary_chain for e in reversed(c)][:20]
     report.warnings = find_warnings(lines)
     report.metrics = parse_metrics(lines)
-    report.environment = find_versions(text)
-    report.settings = find_settings(text, ranks)
+    scan = cap_lines(text)  # whole-text searches see every line cut to MAX_SCAN_LINE (linear time)
+    report.environment = find_versions(scan)
+    report.settings = find_settings(scan, ranks)
     report.failure = _failure(lines)
     obs = []
     if report.failure and report.failure.signal:
@@ -155,9 +157,9 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
             + (f" (exitcode {report.failure.exitcode})" if report.failure.exitcode is not None else "")
             + (f" on rank {report.failure.rank}" if report.failure.rank is not None else "")
         )
-    if NCCL_TIMEOUT_RE.search(text) and (report.primary is None or _is_knock_on(report.primary)):
+    if NCCL_TIMEOUT_RE.search(scan) and (report.primary is None or _is_knock_on(report.primary)):
         obs.append("NCCL collective timeout")
-    if report.primary is None and HANG_RE.search(text):
+    if report.primary is None and HANG_RE.search(scan):
         obs.append("training appears to hang / make no progress")
     if report.primary is not None and report.primary.rank is None and ranks:
         report.primary.rank = next((e.rank for e in primary_chain or [] if e.rank is not None), None)
@@ -190,7 +192,7 @@ def _evidence_text(lines: list[Line], report: Report) -> str:
     out: list[str] = []
     size = 0
     for k in keep:
-        t = lines[k].text
+        t = lines[k].text[:MAX_SCAN_LINE]  # patterns never scan more of a line than this
         if drop_knock and any(h in t for h in _KNOCK_HINTS) and KNOCK_ON_RE.search(t):
             continue
         out.append(t)

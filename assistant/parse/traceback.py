@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from assistant.limits import cap_message
 from assistant.parse.clean import Line
 from assistant.parse.model import FRAME_PACKAGES, ExceptionInfo, Frame
 
@@ -188,7 +189,7 @@ def _take_exception(lines: list[Line], i: int, m: re.Match[str], ln: Line) -> tu
             break
         msg_lines.append(s)
         j += 1
-    message = "\n".join(x for x in msg_lines).strip()
+    message = cap_message("\n".join(x for x in msg_lines).strip())
     exc = ExceptionInfo(exception=m.group("type"), message=message, rank=ln.rank, line_no=ln.no)
     return exc, j
 
@@ -200,7 +201,9 @@ def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
         m = EXC_ANY_RE.search(ln.text)
         if m:
             out.append(
-                ExceptionInfo(exception=m.group("type"), message=m.group("msg").strip(), rank=ln.rank, line_no=ln.no)
+                ExceptionInfo(
+                    exception=m.group("type"), message=cap_message(m.group("msg").strip()), rank=ln.rank, line_no=ln.no
+                )
             )
     return out
 

@@ -49,3 +49,18 @@ def test_a_huge_one_line_message_is_kept_bounded():
     assert len(r.primary.message) < MAX_MESSAGE_CHARS + 100
     assert r.primary.message.endswith("more characters cut]")
     assert max(len(x) for x in r.match_text.split("\n")) <= MAX_SCAN_LINE
+
+
+def test_error_dense_logs_keep_a_bounded_window_set():
+    """Every line an error (issue 14: 4M lines took 6.6 GB): windows stop merging at MAX_WINDOW, so
+    what is kept and parsed is bounded whatever the log's size."""
+    import io
+
+    from assistant.parse.stream import AFTER, BEFORE, FIRST_WINDOWS, LAST_WINDOWS, MAX_WINDOW, parse_stream
+
+    line = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    data = line * (24_000_000 // len(line))  # 24 MB, past the whole-parse limit
+    r = parse_stream(io.BytesIO(data))
+    assert r.truncated and r.primary is not None and r.primary.message.startswith("CUDA error")
+    bound = (FIRST_WINDOWS + LAST_WINDOWS) * (MAX_WINDOW + AFTER + BEFORE) + 4 * 1024 * 1024
+    assert len(r.text) < bound < len(data)

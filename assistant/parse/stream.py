@@ -18,6 +18,9 @@ BEFORE = 4096
 AFTER = 48 * 1024
 FIRST_WINDOWS = 8
 LAST_WINDOWS = 64
+#: a window that keeps merging (every line an error) is closed at this size, so error-dense logs
+#: keep at most (FIRST_WINDOWS + LAST_WINDOWS) x MAX_WINDOW bytes
+MAX_WINDOW = 64 * 1024
 #: literals that open an error window (bytes.find is ~50x faster than a regex alternation)
 ERR_LITERALS = (
     b"Traceback (most recent",
@@ -154,7 +157,7 @@ def _parse_windows(pieces: list[bytes], rest) -> Report:
             a = body.rfind(b"\n", 0, a) + 1 if a > 0 else 0
             a = max(a, start_scan)
             b = p + AFTER
-            if win_end >= a:  # merge with the open window
+            if win_end >= a and win_end - win_start < MAX_WINDOW:  # merge with the open window
                 win_end = b
                 continue
             if win_start >= 0:

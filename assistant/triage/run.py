@@ -118,6 +118,16 @@ def body_text(report) -> str:
     return normalise(report.text[:1500])
 
 
+#: case content a triage row does not repeat (its draft reply already says it, once)
+_CONTENT = {"summary": "", "cause": "", "fixes": [], "references": [], "fixed_in": []}
+
+
+def slim(m: Match) -> Match:
+    """*m* without the case's text: a triage run over thousands of issues keeps ids, scores,
+    evidence and versions per candidate (the same answer as `explain`), not the KB prose."""
+    return m.model_copy(update=_CONTENT)
+
+
 def _diagnose_batch(
     todo: list[Issue], engine: Engine, opts: Options, problems: list[str], prog, tasks: tuple | None = None
 ) -> list[tuple[Issue, IssueResult, np.ndarray, np.ndarray | None]]:
@@ -146,7 +156,7 @@ def _diagnose_batch(
             title=issue.title,
             url=issue.url,
             verdict=d.verdict,
-            matches=d.matches,
+            matches=[slim(m) for m in d.matches],
             labels=list(top.labels) if (top and d.verdict == "match") else [],
             reply=draft_reply(d),
             versions=top.versions if top else None,

@@ -483,11 +483,15 @@ def _prompts() -> list[str]:
     return tiny_dataset_texts(8)
 
 
-def grpo_missing_prompt_column(ctx: PhaseContext, fixed: bool) -> None:
+def grpo_missing_prompt_column(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """baseline: prompts under the user's column name (`--set prompt_column=...`, default
+    "question"); treatment: the column renamed to "prompt"."""
     from probes._grpo import length_reward
 
-    key = "prompt" if fixed else "question"  # the fix: rename the column to "prompt"
+    theirs = str(ctx.options.get("prompt_column", "question"))
+    key = "prompt" if fixed else theirs
     _grpo_step(ctx, length_reward, {key: _prompts()})
+    return {"detail": f"prompts under {key!r}: one GRPO step done", "info": {"prompt_column": key}}
 
 
 def accuracy_reward(prompts, completions, solution, **kwargs) -> list[float]:
@@ -495,11 +499,18 @@ def accuracy_reward(prompts, completions, solution, **kwargs) -> list[float]:
     return [float(str(s) in str(c)) for c, s in zip(completions, solution)]
 
 
-def grpo_reward_missing_column(ctx: PhaseContext, fixed: bool) -> None:
-    cols: dict[str, list] = {"prompt": _prompts()}
-    if fixed:
-        cols["solution"] = ["4"] * len(cols["prompt"])
+def grpo_reward_missing_column(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """A reward that needs `solution`. baseline: the user's dataset columns (`--set
+    dataset_columns=prompt,answer`, default just "prompt"); treatment: a `solution` column added."""
+    columns = [c.strip() for c in str(ctx.options.get("dataset_columns", "prompt")).split(",") if c.strip()]
+    if "prompt" not in columns:
+        columns.insert(0, "prompt")
+    if fixed and "solution" not in columns:
+        columns.append("solution")
+    prompts = _prompts()
+    cols: dict[str, list] = {c: (prompts if c == "prompt" else ["4"] * len(prompts)) for c in columns}
     _grpo_step(ctx, accuracy_reward, cols)
+    return {"detail": f"dataset columns {columns}: one GRPO step done", "info": {"columns": columns}}
 
 
 def batch_reward(prompts, completions, **kwargs) -> list[float]:

@@ -290,6 +290,20 @@ def test_api_checks_run_the_libraries_call(session, case):
         assert any("--versions" in n for n in r.notes)
 
 
+@pytest.mark.parametrize(
+    "case,options",
+    [
+        ("dataset-missing-prompt-column", {"prompt_column": "prompt"}),
+        ("grpo-reward-func-missing-dataset-column", {"dataset_columns": "prompt,solution"}),
+    ],
+)
+def test_grpo_data_checks_follow_the_users_dataset(session, case, options):
+    """On the user's settings: a dataset that already has the column does not fail (not-reproduced)."""
+    r = _run(session, case, options=options)
+    assert r.verdict is Verdict.not_reproduced, (r.notes, r.baseline.output_tail[-1500:])
+    assert r.baseline.status is PhaseStatus.ok
+
+
 def test_api_checks_cover_every_registered_case():
     from probes.api_checks import SCENARIOS
 

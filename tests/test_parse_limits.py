@@ -64,3 +64,16 @@ def test_error_dense_logs_keep_a_bounded_window_set():
     assert r.truncated and r.primary is not None and r.primary.message.startswith("CUDA error")
     bound = (FIRST_WINDOWS + LAST_WINDOWS) * (MAX_WINDOW + AFTER + BEFORE) + 4 * 1024 * 1024
     assert len(r.text) < bound < len(data)
+
+
+def test_one_endless_line_past_the_whole_parse_limit_keeps_a_bounded_text():
+    """A window inside one huge line starts near its error, not at the line's start (which made each
+    of the many windows a multi-MB copy: 2.4 GB for a 46 MB line)."""
+    import io
+
+    from assistant.parse.stream import AFTER, BEFORE, FIRST_WINDOWS, LAST_WINDOWS, MAX_WINDOW, parse_stream
+
+    data = b"RuntimeError: boom " + b"Error " * 3_500_000 + b"\n"  # 21 MB, one line
+    r = parse_stream(io.BytesIO(data))
+    assert r.primary is not None and r.primary.exception == "RuntimeError"
+    assert len(r.text) < (FIRST_WINDOWS + LAST_WINDOWS) * (MAX_WINDOW + AFTER + BEFORE) + (4 << 20)

@@ -154,7 +154,9 @@ def _parse_windows(pieces: list[bytes], rest) -> Report:
             if p < win_end:
                 continue
             a = max(start_scan, p - BEFORE)
-            a = body.rfind(b"\n", 0, a) + 1 if a > 0 else 0
+            if a > 0:  # start at the line's start, unless that is far back (one endless line)
+                ls = body.rfind(b"\n", 0, a) + 1
+                a = ls if a - ls <= BEFORE else a
             a = max(a, start_scan)
             b = p + AFTER
             if win_end >= a and win_end - win_start < MAX_WINDOW:  # merge with the open window

@@ -331,3 +331,28 @@ def test_an_interrupted_run_keeps_the_chunks_it_finished(matcher, tmp_path, monk
     assert len(kept.entries) == 2  # the first chunk, written on the way out
     again = run.triage(batch, matcher, opts)
     assert again.stats["from_cache"] == 2 and again.stats["processed"] == 4
+
+
+def test_a_large_export_is_streamed_with_the_same_results(matcher, tmp_path, monkeypatch):
+    """Past STREAM_OVER a JSON array is decoded issue by issue while triage runs (memory bounded by a
+    chunk, not the export); results, duplicates and a truncated tail are handled as for a small one."""
+    import assistant.triage.inputs as inputs
+    from assistant.triage.run import Options, triage
+
+    issues = ISSUES[:5] + [dict(ISSUES[1], title="edited copy")]  # #101 twice: the last copy wins
+    path = _export(tmp_path / "big.json", issues)
+    whole = inputs.load_issues(path)
+    monkeypatch.setattr(inputs, "STREAM_OVER", 1024)
+    streamed = inputs.load_issues(path)
+    assert streamed.stream is not None and len(streamed.issues) == 1  # only the first decoded up front
+    opts = Options(use_cache=False)
+    a, b = triage(whole, matcher, opts), triage(streamed, matcher, opts)
+    assert [(r.number, r.title, r.verdict, r.matches[0].case_id) for r in a.issues] == [
+        (r.number, r.title, r.verdict, r.matches[0].case_id) for r in b.issues
+    ]
+    assert any("appears more than once" in p for p in b.problems)
+    # a truncated export keeps what was decoded and says where it stopped
+    cut = tmp_path / "cut.json"
+    cut.write_text(path.read_text()[:-200])
+    r = triage(inputs.load_issues(cut), matcher, opts)
+    assert len(r.issues) >= 4 and any("truncated" in p or "invalid JSON" in p for p in r.problems)

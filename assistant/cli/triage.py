@@ -56,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.issue:
         wanted = set(args.issue)
-        missing = sorted(wanted - {i.number for i in batch.issues})
+        chosen = [i for i in batch.all() if i.number in wanted]  # a streamed export is read through here
+        batch.stream = None
+        missing = sorted(wanted - {i.number for i in chosen})
         if missing:
             batch.problems.append("not in the export: " + ", ".join(f"#{n}" for n in missing))
-        batch.issues = [i for i in batch.issues if i.number in wanted]
+        batch.issues = chosen
         if not batch.issues:
             raise UsageError(
                 f"{args.file}: none of the requested issues ({', '.join(f'#{n}' for n in sorted(wanted))}) is in the export"

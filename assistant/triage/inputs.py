@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,15 @@ class Batch:
     issues: list[Issue] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     source: str = ""
+    #: the rest of a large export, decoded issue by issue as it is consumed (once); its problems
+    #: (a truncated array, a bad item) are appended to `problems` as they are met
+    stream: Iterator[Issue] | None = None
+
+    def all(self) -> Iterator[Issue]:
+        """Every issue: the loaded ones, then the streamed rest."""
+        yield from self.issues
+        if self.stream is not None:
+            yield from self.stream
 
 
 def _one_line(s: str, n: int = 160) -> str:
@@ -271,6 +281,112 @@ def parse_export(text: str, src: str = "<input>") -> Batch:
     return batch
 
 
+#: JSON array exports larger than this are decoded issue by issue while triage runs (bounded memory)
+STREAM_OVER = 32 << 20
+#: an item larger than this is not waited for (a broken file would otherwise be buffered whole)
+MAX_ITEM_CHARS = 64 << 20
+
+
+@dataclass
+class _Window:
+    """The part of a streamed export not decoded yet."""
+
+    buf: str = ""
+    pos: int = 0
+    eof: bool = False
+
+
+def _stream_array(p: Path, batch: Batch, first: list[Issue]) -> Iterator[Issue]:
+    """Issues of the JSON array file *p*, decoded one at a time from a sliding buffer. The first
+    issue is decoded before this returns (into *first*), so an unusable file fails up front."""
+    src = str(p)
+    dec = json.JSONDecoder()
+    fh = p.open("r", encoding="utf-8")
+    state = _Window()
+
+    def fill() -> None:
+        chunk = fh.read(1 << 20)
+        state.eof = not chunk
+        state.buf = state.buf[state.pos :] + chunk
+        state.pos = 0
+
+    def skip_ws() -> bool:
+        """Advance past white space; False at the end of the file."""
+        while True:
+            state.pos = _skip_ws(state.buf, state.pos)
+            if state.pos < len(state.buf):
+                return True
+            if state.eof:
+                return False
+            fill()
+
+    def items() -> Iterator[Issue | str]:
+        """Issues, or a problem string that ends the stream."""
+        try:
+            fill()
+            if not skip_ws() or state.buf[state.pos] != "[":
+                raise ExportError(f"{src}: not a JSON array of issues")
+            state.pos += 1
+            n, last = 0, None
+            while True:
+                if not skip_ws():
+                    after = f" after issue #{last}" if last is not None else ""
+                    yield f"{src}: JSON array is truncated{after}"
+                    return
+                if state.buf[state.pos] == "]":
+                    return
+                try:
+                    obj, end = dec.raw_decode(state.buf, state.pos)
+                except json.JSONDecodeError as exc:
+                    if not state.eof and len(state.buf) - state.pos < MAX_ITEM_CHARS:
+                        fill()  # the item may continue in the next block
+                        continue
+                    after = f" after issue #{last}" if last is not None else ""
+                    if n == 0:
+                        raise ExportError(f"{src}: not valid JSON ({exc.msg})") from None
+                    yield f"{src}: invalid JSON{after} ({exc.msg}); kept the issues before it"
+                    return
+                n += 1
+                state.pos = end
+                try:
+                    issue = issue_from_obj(obj, f"item {n}")
+                    last = issue.number
+                    yield issue
+                except ValueError as exc:
+                    yield f"{src}: {exc}; skipped"
+                if not skip_ws():
+                    continue  # reported as truncated above
+                c = state.buf[state.pos]
+                if c == ",":
+                    state.pos += 1
+                elif c != "]":
+                    yield f"{src}: invalid JSON after issue #{last} (expected ',' or ']')"
+                    return
+        except UnicodeDecodeError:
+            yield f"{src}: not UTF-8 text past some point; kept the issues before it"
+        finally:
+            fh.close()
+
+    gen = items()
+
+    def issues() -> Iterator[Issue]:
+        for it in gen:
+            if isinstance(it, str):
+                if it.endswith("; skipped"):
+                    batch.problems.append(it)
+                    continue
+                batch.problems.append(it)
+                return
+            yield it
+
+    out = issues()
+    try:
+        first.append(next(out))
+    except StopIteration:
+        raise ExportError(batch.problems[0] if batch.problems else f"{src}: no issues in the export") from None
+    return out
+
+
 def load_issues(path: str | Path) -> Batch:
     """Read FILE (JSON array / JSON Lines), a directory of .md/.txt files, or '-' (stdin)."""
     import sys
@@ -287,6 +403,18 @@ def load_issues(path: str | Path) -> Batch:
         return batch
     if not p.exists():
         raise ExportError(f"{p}: no such file or directory")
+    try:
+        big = p.is_file() and p.stat().st_size > STREAM_OVER
+        with p.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise ExportError(f"{p}: cannot read ({exc.strerror})") from None
+    if big and head[:2] != b"\x1f\x8b" and head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+        batch = Batch(source=str(p))
+        first: list[Issue] = []
+        batch.stream = _stream_array(p, batch, first)
+        batch.issues = first
+        return batch
     try:
         raw = p.read_bytes()
     except OSError as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -192,6 +192,31 @@ def _save(cache: TriageCache, problems: list[str]) -> None:
             problems.append(msg)
 
 
+def _chunks(items: Iterable[Issue], size: int) -> Iterator[list[Issue]]:
+    chunk: list[Issue] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _from_cache(cache: TriageCache, issue: Issue) -> tuple[IssueResult, np.ndarray, np.ndarray | None] | None:
+    hit = cache.get(issue.number, issue.content_hash)
+    if hit is None:
+        return None
+    data, vec = hit
+    try:
+        res = IssueResult.model_validate(data)
+    except Exception:  # noqa: BLE001 — damaged entry: recompute
+        return None
+    res.cached = True
+    n = len(vec) // 2 if len(vec) == 768 else len(vec)
+    return res, vec[:n], (vec[n:] if len(vec) == 768 else None)
+
+
 def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageResult:
 
     opts = opts or Options()
@@ -199,34 +224,34 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
     problems = list(batch.problems)
     cache = TriageCache(engine_key(engine.digest, opts.top), root=opts.cache_dir, enabled=opts.use_cache)
     rows: dict[int, tuple[IssueResult, np.ndarray, np.ndarray | None]] = {}
-    todo: list[Issue] = []
-    for issue in batch.issues:
-        hit = cache.get(issue.number, issue.content_hash)
-        if hit is None:
-            todo.append(issue)
-            continue
-        data, vec = hit
-        try:
-            res = IssueResult.model_validate(data)
-        except Exception:  # noqa: BLE001 — damaged entry: recompute
-            todo.append(issue)
-            continue
-        res.cached = True
-        n = len(vec) // 2 if len(vec) == 768 else len(vec)
-        rows[issue.number] = (res, vec[:n], vec[n:] if len(vec) == 768 else None)
+    order: list[int] = []  # first appearance
+    processed = 0
     saved_at = time.monotonic()
+    total = len(batch.issues) if batch.stream is None else None
     try:
-        with _progress(opts.progress and bool(todo)) as prog:
-            tasks = (
-                (prog.add_task("embedding", total=len(todo)), prog.add_task("matching", total=len(todo)))
-                if prog
-                else None
-            )
-            # in chunks: one chunk's texts and reports at a time, and the cache saved as it goes,
-            # so a long run that is interrupted keeps what it finished
-            for start in range(0, len(todo), CHUNK):
-                chunk = todo[start : start + CHUNK]
-                for issue, res, qv, bv in _diagnose_batch(chunk, engine, opts, problems, prog, tasks):
+        with _progress(opts.progress) as prog:
+            tasks = (prog.add_task("embedding", total=total), prog.add_task("matching", total=total)) if prog else None
+            # issue by issue (a large export is streamed), in chunks: one chunk's texts and reports at
+            # a time, and the cache saved as it goes, so a long run that is interrupted keeps what it
+            # finished
+            for chunk in _chunks(batch.all(), CHUNK):
+                todo: dict[int, Issue] = {}  # a later copy of a number replaces the earlier one
+                for issue in chunk:
+                    if issue.number in rows or issue.number in todo:
+                        problems.append(f"issue #{issue.number} appears more than once; keeping the last copy")
+                    else:
+                        order.append(issue.number)
+                    todo.pop(issue.number, None)
+                    cached = _from_cache(cache, issue)
+                    if cached is None:
+                        todo[issue.number] = issue
+                    else:
+                        rows[issue.number] = cached
+                        if prog and tasks:
+                            prog.advance(tasks[0])
+                            prog.advance(tasks[1])
+                processed += len(todo)
+                for issue, res, qv, bv in _diagnose_batch(list(todo.values()), engine, opts, problems, prog, tasks):
                     rows[issue.number] = (res, qv, bv)
                     cache.put(
                         issue.number,
@@ -239,13 +264,14 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
                     saved_at = time.monotonic()
     finally:
         _save(cache, problems)
-    order = [i.number for i in batch.issues if i.number in rows]
+    problems.extend(p for p in batch.problems if p not in problems)  # a streamed export reports late
+    order = [n for n in order if n in rows]
     results = [rows[n][0] for n in order]
     clusters, categories = _clusters(results, [rows[n][1] for n in order], [rows[n][2] for n in order], opts)
     dt = time.perf_counter() - t0
     stats: dict[str, float | int | str] = {
         "issues": len(results),
-        "processed": len(todo),
+        "processed": processed,
         "from_cache": cache.hits,
         "matched": sum(r.verdict == "match" for r in results),
         "problems": len(problems),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from probes.contract import PhaseOutput, Probe, SetupContext
+from probes.contract import FunctionProbe, PhaseOutput, SetupContext
 
 DESCRIPTIONS = {"setup": "prepare the model directory"}
 
@@ -44,14 +44,4 @@ def run_phase(phase: str, ctx: SetupContext) -> PhaseOutput:
     return {"detail": f"{info['source']}: {info['model_path']}", "info": info}
 
 
-class SetupStep(Probe):
-    """Prepares the model directory the phases run on."""
-
-    descriptions = DESCRIPTIONS
-    context_type = SetupContext
-
-    def run_phase(self, phase: str, ctx: SetupContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-
-PROBE = SetupStep()
+PROBE = FunctionProbe(descriptions=DESCRIPTIONS, context_type=SetupContext, run_phase=run_phase)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from probes._base import ensure_pad, load_model, load_tokenizer, lora_targets
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "the call as the report makes it, against your installed libraries",
@@ -595,17 +595,11 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     return out if isinstance(out, dict) else {"detail": "ran without error"}  # type: ignore[return-value]
 
 
-class ApiChecksProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's scenarios."""
-
-    descriptions = DESCRIPTIONS
-    not_reproduced_note = (
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS,
+    run_phase=run_phase,
+    not_reproduced_note=(
         "the installed libraries accept this call (the failure belongs to other releases: see the "
         "case's affected versions, or run the probe with --versions on yours)"
-    )
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-
-PROBE = ApiChecksProbe()
+    ),
+)

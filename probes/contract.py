@@ -10,6 +10,7 @@ JSON. Standard library only: the worker's interpreter may have nothing but the M
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
@@ -108,3 +109,41 @@ class Probe:
     ) -> tuple[Verdict, list[str]] | None:
         """The verdict and notes, or None for the default rule (`probes.verdicts.default_decide`)."""
         return None
+
+
+class FunctionProbe(Probe):
+    """A probe wired from a module's functions, named explicitly (no discovery by attribute name):
+    ``PROBE = FunctionProbe(descriptions=..., run_phase=run_phase, decide=decide, ...)``."""
+
+    def __init__(
+        self,
+        *,
+        descriptions: dict[str, str],
+        run_phase: Callable[[str, Any], PhaseOutput],
+        fallback_symptoms: dict[str, dict[str, Any]] | None = None,
+        not_reproduced_note: str = "",
+        phases: Callable[[str], list[str]] | None = None,
+        skip_reason: Callable[[dict[str, Any]], str | None] | None = None,
+        decide: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
+        context_type: type = PhaseContext,
+    ) -> None:
+        self.descriptions = descriptions  # type: ignore[misc]
+        self.fallback_symptoms = fallback_symptoms or {}  # type: ignore[misc]
+        self.not_reproduced_note = not_reproduced_note  # type: ignore[misc]
+        self.context_type = context_type  # type: ignore[misc]
+        self._run_phase = run_phase
+        self._phases = phases
+        self._skip_reason = skip_reason
+        self._decide = decide
+
+    def phases(self, case_id: str, extra: tuple[str, ...] = ()) -> list[str]:
+        return list(self._phases(case_id)) if self._phases else super().phases(case_id, extra)
+
+    def skip_reason(self, env: dict[str, Any]) -> str | None:
+        return self._skip_reason(env) if self._skip_reason else None
+
+    def run_phase(self, phase: str, ctx: Any) -> PhaseOutput:
+        return self._run_phase(phase, ctx)
+
+    def decide(self, case_id: str, phases: dict[str, PhaseResult], env: dict[str, Any]) -> Any:
+        return self._decide(case_id, phases, env) if self._decide else None

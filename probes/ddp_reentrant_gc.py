@@ -14,10 +14,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from probes._base import version_of
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "torchrun ×2: LoRA + reentrant checkpointing + DDP(find_unused_parameters=True)",
@@ -134,23 +133,11 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class DdpReentrantGcProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def phases(self, case_id: str, extra: tuple[str, ...] = ()) -> list[str]:
-        return phases(case_id)
-
-    def skip_reason(self, env: dict[str, Any]) -> str | None:
-        return skip_reason(env)
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = DdpReentrantGcProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS,
+    fallback_symptoms=FALLBACK_SYMPTOMS,
+    phases=phases,
+    skip_reason=skip_reason,
+    run_phase=run_phase,
+    decide=decide,
+)

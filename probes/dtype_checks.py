@@ -15,10 +15,8 @@ lora-dtype-mismatch-float-bfloat16
 
 from __future__ import annotations
 
-from typing import Any
-
 from probes._base import lm_batch, load_tokenizer, lora_targets
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 FP16 = "fp16-trainable-params-unscale"
 BF16 = "lora-dtype-mismatch-float-bfloat16"
@@ -165,20 +163,6 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class DtypeChecksProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def phases(self, case_id: str, extra: tuple[str, ...] = ()) -> list[str]:
-        return phases(case_id)
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = DtypeChecksProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, phases=phases, run_phase=run_phase, decide=decide
+)

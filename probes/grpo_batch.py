@@ -13,9 +13,8 @@ an N-times larger per-device batch (same global batch, same check); no model wei
 from __future__ import annotations
 
 from math import gcd
-from typing import Any
 
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "GRPOConfig/GRPOTrainer with your batch arguments",
@@ -131,17 +130,6 @@ def _orig_valid(phases) -> str:
     return m.group(1) if m.group(1) != "[]" else "none (the global batch is smaller than 2)"
 
 
-class GrpoBatchProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = GrpoBatchProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, run_phase=run_phase, decide=decide
+)

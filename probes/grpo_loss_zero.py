@@ -17,9 +17,7 @@ while grad_norm > 0 confirms "expected") and the treatment is the constant-rewar
 
 from __future__ import annotations
 
-from typing import Any
-
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 LOSS_ZERO = "grpo-loss-zero-expected"
 ZERO_ADV = "grpo-zero-advantage-identical-group-rewards"
@@ -181,17 +179,6 @@ def decide(case_id: str, phases: dict, env: dict):
     return Verdict.not_reproduced, notes
 
 
-class GrpoLossZeroProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = GrpoLossZeroProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, run_phase=run_phase, decide=decide
+)

@@ -15,9 +15,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "torchrun ×1, ZeRO-3 GRPO step, unwrap_model_for_generation(trainer.model) + generate",
@@ -104,18 +103,10 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class GrpoZero3UnwrappedProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-    not_reproduced_note = NOT_REPRODUCED_NOTE
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = GrpoZero3UnwrappedProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS,
+    fallback_symptoms=FALLBACK_SYMPTOMS,
+    not_reproduced_note=NOT_REPRODUCED_NOTE,
+    run_phase=run_phase,
+    decide=decide,
+)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from probes._base import lora_targets
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "4-bit base, get_peft_model, then prepare_model_for_kbit_training",
@@ -62,17 +62,6 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     }
 
 
-class KbitPrepOrderProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def skip_reason(self, env: dict[str, Any]) -> str | None:
-        return skip_reason(env)
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-
-PROBE = KbitPrepOrderProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, skip_reason=skip_reason, run_phase=run_phase
+)

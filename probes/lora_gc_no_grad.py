@@ -24,7 +24,7 @@ from probes._base import (
     training_args_kwargs,
     version_of,
 )
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "LoRA + gradient checkpointing (reentrant) through Trainer and GRPOTrainer, as users run it",
@@ -204,18 +204,10 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class LoraGcNoGradProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-    not_reproduced_note = NOT_REPRODUCED_NOTE
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = LoraGcNoGradProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS,
+    fallback_symptoms=FALLBACK_SYMPTOMS,
+    not_reproduced_note=NOT_REPRODUCED_NOTE,
+    run_phase=run_phase,
+    decide=decide,
+)

@@ -14,10 +14,8 @@ strip-without-merge  TRL's name rule without merging: names fit, but the adapter
 
 from __future__ import annotations
 
-from typing import Any
-
 from probes._base import lm_batch, load_model, load_tokenizer, lora_targets
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "raw PeftModel weight names through a vLLM-style load_weights name walk",
@@ -182,17 +180,6 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class PeftVllmNamesProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = PeftVllmNamesProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, run_phase=run_phase, decide=decide
+)

@@ -263,6 +263,21 @@ def _local_versions() -> dict:
     return versions()
 
 
+def worker_failed_result(case_id: str, env: dict, exc: Exception) -> ProbeResult:
+    """The `error` result of a run whose worker process died or stopped answering."""
+    cid, spec, _ = resolve(case_id)
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return ProbeResult(
+        case_id=cid,
+        probe=spec.id,
+        verdict=Verdict.error,
+        baseline=PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000]),
+        treatment=PhaseResult(name="treatment"),
+        environment=env,
+        notes=[f"probe worker failed: {first}"],
+    )
+
+
 def run_probe(
     case_id: str,
     *,
@@ -297,14 +312,4 @@ def run_probe(
                 options=options,
             )
         except WorkerError as exc:
-            cid, spec, _ = resolve(case_id)
-            ph = PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000])
-            return ProbeResult(
-                case_id=cid,
-                probe=spec.id,
-                verdict=Verdict.error,
-                baseline=ph,
-                treatment=PhaseResult(name="treatment"),
-                environment=s.env,
-                notes=[f"probe worker failed: {str(exc).splitlines()[0]}"],
-            )
+            return worker_failed_result(case_id, s.env, exc)

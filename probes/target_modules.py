@@ -9,9 +9,7 @@ Options (``--set``): target_modules=q_proj,v_proj
 
 from __future__ import annotations
 
-from typing import Any
-
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 DESCRIPTIONS = {
     "baseline": "get_peft_model with your target_modules (default q_proj,v_proj) on the meta-device model",
@@ -118,17 +116,6 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class TargetModulesProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = TargetModulesProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, run_phase=run_phase, decide=decide
+)

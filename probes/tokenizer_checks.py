@@ -12,10 +12,8 @@ base-model-tokenizer-no-chat-template
 
 from __future__ import annotations
 
-from typing import Any
-
 from probes._base import load_tokenizer
-from probes.contract import PhaseContext, PhaseOutput, Probe
+from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
 PAD = "tokenizer-missing-pad-token"
 CHAT = "base-model-tokenizer-no-chat-template"
@@ -115,17 +113,6 @@ def decide(case_id: str, phases: dict, env: dict):
     return verdict, notes
 
 
-class TokenizerChecksProbe(Probe):
-    """The contract (`probes.contract.Probe`) over this module's phases."""
-
-    descriptions = DESCRIPTIONS
-    fallback_symptoms = FALLBACK_SYMPTOMS
-
-    def run_phase(self, phase: str, ctx: PhaseContext) -> PhaseOutput:
-        return run_phase(phase, ctx)
-
-    def decide(self, case_id: str, phases: dict[str, Any], env: dict[str, Any]) -> Any:
-        return decide(case_id, phases, env)
-
-
-PROBE = TokenizerChecksProbe()
+PROBE = FunctionProbe(
+    descriptions=DESCRIPTIONS, fallback_symptoms=FALLBACK_SYMPTOMS, run_phase=run_phase, decide=decide
+)

@@ -191,20 +191,9 @@ class HarnessProbeRunner:
 
     @staticmethod
     def _worker_failed(case_id: str, session: Any, exc: Exception) -> Any:
-        from probes.harness import resolve
-        from probes.result import PhaseResult, PhaseStatus, ProbeResult, Verdict
+        from probes.session import worker_failed_result
 
-        cid, spec, _ = resolve(case_id)
-        ph = PhaseResult(name="baseline", status=PhaseStatus.crashed, detail=str(exc)[:2000])
-        return ProbeResult(
-            case_id=cid,
-            probe=spec.id,
-            verdict=Verdict.error,
-            baseline=ph,
-            treatment=PhaseResult(name="treatment"),
-            environment=session.env,
-            notes=[f"probe worker failed: {str(exc).splitlines()[0]}"],
-        )
+        return worker_failed_result(case_id, session.env, exc)
 
     def cancel(self) -> None:
         self._cancelled.set()

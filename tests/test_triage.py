@@ -356,3 +356,17 @@ def test_a_large_export_is_streamed_with_the_same_results(matcher, tmp_path, mon
     cut.write_text(path.read_text()[:-200])
     r = triage(inputs.load_issues(cut), matcher, opts)
     assert len(r.issues) >= 4 and any("truncated" in p or "invalid JSON" in p for p in r.problems)
+
+
+def test_rows_list_a_bounded_number_of_duplicates(matcher, tmp_path, monkeypatch):
+    """Every issue of one big cluster used to list every other member (quadratic: 9 M entries for
+    3,000 issues); rows now list at most MAX_DUPLICATES_LISTED, the cluster lists them all."""
+    import assistant.triage.run as run
+    from assistant.triage.inputs import load_issues
+
+    monkeypatch.setattr(run, "MAX_DUPLICATES_LISTED", 2)
+    same = [dict(ISSUES[0], number=500 + k, title=f"copy {k}") for k in range(6)]
+    r = run.triage(load_issues(_export(tmp_path / "same.json", same)), matcher, run.Options(use_cache=False))
+    big = max(r.clusters, key=lambda c: len(c.issues))
+    assert sorted(big.issues) == [500 + k for k in range(6)]
+    assert all(len(i.duplicates) == 2 and i.number not in i.duplicates for i in r.issues)

@@ -193,6 +193,22 @@ def _save(cache: TriageCache, problems: list[str]) -> None:
             problems.append(msg)
 
 
+#: issues listed in each row's `duplicates` (the cluster lists them all): 3,000 issues of one case
+#: made 9 million entries (1.4 GB, a 111 MB JSON) when every row listed every other member
+MAX_DUPLICATES_LISTED = 20
+
+
+def _others(nums: list[int], number: int) -> list[int]:
+    """The first MAX_DUPLICATES_LISTED other members of a cluster."""
+    out: list[int] = []
+    for n in nums:
+        if n != number:
+            out.append(n)
+            if len(out) >= MAX_DUPLICATES_LISTED:
+                break
+    return out
+
+
 def _chunks(items: Iterable[Issue], size: int) -> Iterator[list[Issue]]:
     chunk: list[Issue] = []
     for item in items:
@@ -292,7 +308,7 @@ def _clusters(
     for cid, idx in sorted(by_case.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         nums = [results[i].number for i in idx]
         for i in idx:
-            results[i].duplicates = [n for n in nums if n != results[i].number]
+            results[i].duplicates = _others(nums, results[i].number)
         if len(idx) >= 2:
             clusters.append(Cluster(kind="case", issues=nums, case_id=cid, title=results[idx[0]].matches[0].title))
     un = [i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is not None]
@@ -306,7 +322,7 @@ def _clusters(
             dup_groups.append(g)
             nums = [results[i].number for i in g]
             for i in g:
-                results[i].duplicates = [n for n in nums if n != results[i].number]
+                results[i].duplicates = _others(nums, results[i].number)
             clusters.append(
                 Cluster(
                     kind="near-duplicate",

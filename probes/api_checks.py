@@ -542,7 +542,10 @@ def trl_shadowed(ctx: PhaseContext, fixed: bool) -> None:
             folder.rename(run_dir / "trl-src")
     else:
         folder.mkdir(exist_ok=True)
-    flags = [] if fixed else ["-S"]
+    # `--set trl_installed=true`: the user's interpreter has trl as a regular package (then a local
+    # folder does not shadow it, and the probe says so)
+    installed = str(ctx.options.get("trl_installed", "false")).lower() in ("1", "true", "yes")
+    flags = [] if (fixed or installed) else ["-S"]
     res = subprocess.run(
         [sys.executable, *flags, "-c", "from trl import SFTTrainer; print('imported', SFTTrainer.__module__)"],
         cwd=run_dir,

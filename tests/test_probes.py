@@ -304,6 +304,13 @@ def test_grpo_data_checks_follow_the_users_dataset(session, case, options):
     assert r.baseline.status is PhaseStatus.ok
 
 
+def test_a_local_trl_folder_does_not_shadow_an_installed_trl(session):
+    """The other outcome of the shadowing probe, on the user's setting: with trl installed as a
+    regular package in the interpreter that runs the script, the folder is harmless."""
+    r = _run(session, "trl-shadowed-by-local-directory", options={"trl_installed": "true"})
+    assert r.verdict is Verdict.not_reproduced and r.baseline.status is PhaseStatus.ok
+
+
 def test_api_checks_cover_every_registered_case():
     from probes.api_checks import SCENARIOS
 

@@ -99,10 +99,19 @@ def run(args: argparse.Namespace) -> int:
             from assistant.triage.render_table import render_table
 
             render_table(result)
+    elif args.format == "json":
+        from assistant.triage.render_json import write_json
+
+        # streamed: the document for 10,000 issues is ~90 MB
+        if args.output:
+            with args.output.open("w") as f:
+                write_json(result, f)
+                f.write("\n")
+        else:
+            write_json(result, sys.stdout)
+            sys.stdout.write("\n")
     else:
-        if args.format == "json":
-            from assistant.triage.render_json import render_json as render
-        elif args.format == "markdown":
+        if args.format == "markdown":
             from assistant.triage.render_markdown import render_markdown_report as render
         else:
             from assistant.triage.render_csv import render_csv as render

@@ -14,7 +14,8 @@ def _cell(s: str, n: int = 90) -> str:
 
 def render_markdown_report(result: TriageResult) -> str:
     st = result.stats
-    n, matched = len(result.issues), sum(r.verdict == "match" for r in result.issues)
+    heads = result.issues.heads  # rows are read one at a time (10,000 of them held at once were ~200 MB)
+    n, matched = len(heads), sum(h.verdict == "match" for h in heads)
     out = [
         "# trl-help triage",
         "",
@@ -27,10 +28,12 @@ def render_markdown_report(result: TriageResult) -> str:
     if st.get("from_cache"):
         out += [f"_{st['processed']} issue(s) processed, {st['from_cache']} from the cache._", ""]
     out += ["## Known cases", ""]
-    rows = [r for r in result.issues if r.verdict == "match"]
-    if rows:
+    if matched:
         out += ["| Issue | Title | Case | Confidence | Versions | Labels |", "|---|---|---|---|---|---|"]
-        for r in rows:
+        for i, h in enumerate(heads):
+            if h.verdict != "match":
+                continue
+            r = result.issues[i]
             m = r.matches[0]
             out.append(
                 f"| #{r.number} | {_cell(r.title, 70)} | `{m.case_id}` | {m.confidence} ({m.score:.2f}) | "
@@ -68,9 +71,9 @@ def render_markdown_report(result: TriageResult) -> str:
     if not result.new_categories:
         out.append("_None._")
     out.append("")
-    other = [r for r in result.issues if r.verdict != "match" and not r.has_traceback]
+    other = [h.number for h in heads if h.verdict != "match" and not h.has_traceback]
     if other:
-        out += ["## Unmatched, without a traceback", "", ", ".join(f"#{r.number}" for r in other), ""]
+        out += ["## Unmatched, without a traceback", "", ", ".join(f"#{n}" for n in other), ""]
     if result.problems:
         out += ["## Problems in the export", ""] + [f"- {_cell(p, 200)}" for p in result.problems] + [""]
     return "\n".join(out)

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from assistant.match.diagnosis import Match, VersionVerdict
 from assistant.match.engine import Engine
 from assistant.triage.cache import TriageCache, engine_key
 from assistant.triage.cluster import DUP_THRESHOLD, error_key, group_new_categories, near_duplicate_groups
 from assistant.triage.inputs import Batch, Issue
+from assistant.triage.rows import Head, IssueRows, pack, unpack
 
 
 class IssueResult(BaseModel):
@@ -62,11 +63,25 @@ class NewCategory(BaseModel):
 
 
 class TriageResult(BaseModel):
-    issues: list[IssueResult]
+    """`issues` are kept packed (`rows.IssueRows`: a list of IssueResult to read, ~2 KB per issue
+    in memory); a list of IssueResult is accepted too."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    issues: IssueRows
     clusters: list[Cluster]
     new_categories: list[NewCategory]
     problems: list[str] = Field(default_factory=list)
     stats: dict[str, float | int | str] = Field(default_factory=dict)
+
+    @field_validator("issues", mode="before")
+    @classmethod
+    def _pack(cls, v: object) -> object:
+        return IssueRows.of(v) if isinstance(v, list) else v
+
+    @field_serializer("issues")
+    def _unpack(self, rows: IssueRows) -> list[IssueResult]:
+        return list(rows)
 
 
 @dataclass
@@ -76,7 +91,7 @@ class Options:
     use_cache: bool = True
     progress: bool = False
     source: str = "issues.json"
-    cache_dir: Path | None = None  # default: <cache root>/triage-v1 (TRL_HELP_CACHE_DIR or platformdirs)
+    cache_dir: Path | None = None  # default: <cache root>/triage-v<FORMAT> (TRL_HELP_CACHE_DIR or platformdirs)
 
 
 @contextlib.contextmanager
@@ -220,18 +235,17 @@ def _chunks(items: Iterable[Issue], size: int) -> Iterator[list[Issue]]:
         yield chunk
 
 
-def _from_cache(cache: TriageCache, issue: Issue) -> tuple[IssueResult, np.ndarray, np.ndarray | None] | None:
+def _from_cache(cache: TriageCache, issue: Issue) -> tuple[bytes, Head, np.ndarray, np.ndarray | None] | None:
     hit = cache.get(issue.number, issue.content_hash)
     if hit is None:
         return None
-    data, vec = hit
+    blob, vec = hit
     try:
-        res = IssueResult.model_validate(data)
+        head = Head.of(unpack(blob))
     except Exception:  # noqa: BLE001 — damaged entry: recompute
         return None
-    res.cached = True
     n = len(vec) // 2 if len(vec) == 768 else len(vec)
-    return res, vec[:n], (vec[n:] if len(vec) == 768 else None)
+    return blob, head, vec[:n], (vec[n:] if len(vec) == 768 else None)
 
 
 def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageResult:
@@ -240,7 +254,8 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
     t0 = time.perf_counter()
     problems = list(batch.problems)
     cache = TriageCache(engine_key(engine.digest, opts.top), root=opts.cache_dir, enabled=opts.use_cache)
-    rows: dict[int, tuple[IssueResult, np.ndarray, np.ndarray | None]] = {}
+    # number -> (packed row, head, from the cache?, query vector, body vector)
+    rows: dict[int, tuple[bytes, Head, bool, np.ndarray, np.ndarray | None]] = {}
     order: list[int] = []  # first appearance
     processed = 0
     saved_at = time.monotonic()
@@ -263,18 +278,17 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
                     if cached is None:
                         todo[issue.number] = issue
                     else:
-                        rows[issue.number] = cached
+                        blob, head, qv, bv = cached
+                        rows[issue.number] = (blob, head, True, qv, bv)
                         if prog and tasks:
                             prog.advance(tasks[0])
                             prog.advance(tasks[1])
                 processed += len(todo)
                 for issue, res, qv, bv in _diagnose_batch(list(todo.values()), engine, opts, problems, prog, tasks):
-                    rows[issue.number] = (res, qv, bv)
+                    blob = pack(res)
+                    rows[issue.number] = (blob, Head.of(res), False, qv, bv)
                     cache.put(
-                        issue.number,
-                        issue.content_hash,
-                        res.model_dump(mode="json", exclude={"cached", "duplicates"}),
-                        np.concatenate([qv, bv]) if bv is not None else qv,
+                        issue.number, issue.content_hash, blob, np.concatenate([qv, bv]) if bv is not None else qv
                     )
                 if time.monotonic() - saved_at > SAVE_EVERY_S:
                     _save(cache, problems)
@@ -283,14 +297,20 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
         _save(cache, problems)
     problems.extend(p for p in batch.problems if p not in problems)  # a streamed export reports late
     order = [n for n in order if n in rows]
-    results = [rows[n][0] for n in order]
-    clusters, categories = _clusters(results, [rows[n][1] for n in order], [rows[n][2] for n in order], opts)
+    results = IssueRows()
+    qvecs, bvecs = [], []
+    for n in order:
+        blob, head, was_cached, qv, bv = rows.pop(n)
+        results.append(blob, head, cached=was_cached)
+        qvecs.append(qv)
+        bvecs.append(bv)
+    clusters, categories = _clusters(results, qvecs, bvecs, opts)
     dt = time.perf_counter() - t0
     stats: dict[str, float | int | str] = {
         "issues": len(results),
         "processed": processed,
         "from_cache": cache.hits,
-        "matched": sum(r.verdict == "match" for r in results),
+        "matched": sum(h.verdict == "match" for h in results.heads),
         "problems": len(problems),
         "seconds": round(dt, 3),
     }
@@ -298,20 +318,21 @@ def triage(batch: Batch, engine: Engine, opts: Options | None = None) -> TriageR
 
 
 def _clusters(
-    results: list[IssueResult], qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], opts: Options
+    rows: IssueRows, qvecs: list[np.ndarray], bvecs: list[np.ndarray | None], opts: Options
 ) -> tuple[list[Cluster], list[NewCategory]]:
+    heads = rows.heads
     clusters: list[Cluster] = []
     by_case: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(results):
-        if r.verdict == "match" and r.matches:
-            by_case[r.matches[0].case_id].append(i)
+    for i, h in enumerate(heads):
+        if h.verdict == "match" and h.case_id:
+            by_case[h.case_id].append(i)
     for cid, idx in sorted(by_case.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        nums = [results[i].number for i in idx]
+        nums = [heads[i].number for i in idx]
         for i in idx:
-            results[i].duplicates = _others(nums, results[i].number)
+            rows.set_duplicates(i, _others(nums, heads[i].number))
         if len(idx) >= 2:
-            clusters.append(Cluster(kind="case", issues=nums, case_id=cid, title=results[idx[0]].matches[0].title))
-    un = [i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is not None]
+            clusters.append(Cluster(kind="case", issues=nums, case_id=cid, title=heads[idx[0]].case_title))
+    un = [i for i, h in enumerate(heads) if h.verdict != "match" and bvecs[i] is not None]
     dup_groups: list[list[int]] = []
     if len(un) >= 2:
         # similarity = mean of the query-vector and the body-vector cosine (measured in docs/triage.md)
@@ -320,35 +341,34 @@ def _clusters(
         for members, sim in near_duplicate_groups(stacked, opts.dup_threshold):
             g = [un[m] for m in members]
             dup_groups.append(g)
-            nums = [results[i].number for i in g]
+            nums = [heads[i].number for i in g]
             for i in g:
-                results[i].duplicates = _others(nums, results[i].number)
+                rows.set_duplicates(i, _others(nums, heads[i].number))
             clusters.append(
                 Cluster(
                     kind="near-duplicate",
                     issues=nums,
-                    title=results[g[0]].title or (results[g[0]].error or ""),
+                    title=heads[g[0]].title or (heads[g[0]].error or ""),
                     similarity=round(sim, 3),
                 )
             )
-    tb = [i for i in un if results[i].has_traceback] + [
-        i for i, r in enumerate(results) if r.verdict != "match" and bvecs[i] is None and r.has_traceback
+    tb = [i for i in un if heads[i].has_traceback] + [
+        i for i, h in enumerate(heads) if h.verdict != "match" and bvecs[i] is None and h.has_traceback
     ]
     pos = {i: k for k, i in enumerate(tb)}
     local_dups = [[pos[i] for i in g if i in pos] for g in dup_groups]
     categories = []
-    for g in group_new_categories([results[i].error_key for i in tb], [x for x in local_dups if len(x) >= 2]):
-        rs = [results[tb[k]] for k in g]
-        rs.sort(key=lambda r: r.number)
-        pk = sorted({p for r in rs for p in r.packages})
+    for g in group_new_categories([heads[i].error_key for i in tb], [x for x in local_dups if len(x) >= 2]):
+        hs = sorted((heads[tb[k]] for k in g), key=lambda h: h.number)
+        pk = sorted({p for h in hs for p in h.packages})
         categories.append(
             NewCategory(
-                key=rs[0].error_key or (rs[0].error or ""),
-                issues=[r.number for r in rs],
-                exception=(rs[0].error or "").split(":", 1)[0],
+                key=hs[0].error_key or (hs[0].error or ""),
+                issues=[h.number for h in hs],
+                exception=(hs[0].error or "").split(":", 1)[0],
                 packages=pk,
-                titles=[r.title for r in rs][:5],
-                scaffold=f"trl-help kb new --from-issue {rs[0].number} --issues {opts.source}",
+                titles=[h.title for h in hs][:5],
+                scaffold=f"trl-help kb new --from-issue {hs[0].number} --issues {opts.source}",
             )
         )
     categories.sort(key=lambda c: (-len(c.issues), c.issues[0]))

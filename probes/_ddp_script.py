@@ -48,8 +48,9 @@ def raw(path: str, variant: str, device) -> None:
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     m = _model(path, lora, device)
-    m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
-    m.enable_input_require_grads()
+    if "nogc" not in parts:  # the user's run without gradient checkpointing
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
+        m.enable_input_require_grads()
     m.config.use_cache = False
     m.train()
     kw: dict[str, Any] = {"find_unused_parameters": find_unused}

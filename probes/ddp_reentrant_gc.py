@@ -1,7 +1,9 @@
 """DDP + reentrant gradient checkpointing + find_unused_parameters → "Expected to mark a variable
 ready only once". Two real processes through torchrun (gloo on CPU, NCCL on GPU).
 
-baseline     LoRA, use_reentrant=True, DDP(find_unused_parameters=True), 2 steps.
+baseline     LoRA + the user's run: gradient checkpointing (default on), use_reentrant (default
+             True), ddp_find_unused_parameters (default True), from --set / --config / the log;
+             DDP, 2 steps. A run that already has one of the fixes comes out not-reproduced.
 treatment    the fixes, each in the same launch: use_reentrant=False; find_unused_parameters=False;
              static_graph=True.
 sft-default  trl SFTTrainer(peft_config=LoraConfig, gradient_checkpointing reentrant) with the
@@ -81,9 +83,40 @@ def skip_reason(env: dict) -> str | None:
     return None
 
 
+#: the user's settings this probe reads, and the defaults it falls back to (the failing setup)
+DEFAULTS = {"gradient_checkpointing": True, "use_reentrant": True, "ddp_find_unused_parameters": True}
+
+
+def _flag(value: object) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def settings(ctx: PhaseContext) -> dict[str, bool]:
+    """The user's values (where given) over the defaults."""
+    return {k: _flag(ctx.options[k]) if k in ctx.options else v for k, v in DEFAULTS.items()}
+
+
+def baseline_variant(s: dict[str, bool]) -> str:
+    parts = [
+        "lora",
+        "reentrant" if s["use_reentrant"] else "nonreentrant",
+        "find1" if s["ddp_find_unused_parameters"] else "find0",
+    ]
+    if not s["gradient_checkpointing"]:
+        parts.append("nogc")
+    return ":".join(parts)
+
+
 def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     if phase == "baseline":
-        rc = _launch(ctx, ["--variant", "lora:reentrant:find1"])
+        s = settings(ctx)
+        variant = baseline_variant(s)
+        rc = _launch(ctx, ["--variant", variant])
+        given = sorted(k for k in DEFAULTS if k in ctx.options)
+        return {
+            "detail": f"torchrun exited with {rc} ({variant})",
+            "info": {"torchrun_rc": rc, "settings": s, "from_user": given},
+        }
     elif phase == "treatment":
         rc = _launch(
             ctx,
@@ -107,7 +140,15 @@ def decide(case_id: str, phases: dict, env: dict):
     from probes.verdicts import default_decide
 
     verdict, notes = default_decide(phases)
+    b = phases["baseline"].info
+    if b.get("settings"):
+        used = ", ".join(
+            f"{k}={v}" + ("" if k in b.get("from_user", []) else " (default)") for k, v in b["settings"].items()
+        )
+        notes.insert(0, f"baseline run with: {used}")
     if verdict.value == "not-reproduced":
+        if b.get("from_user"):
+            notes.append("your settings already avoid it (one of the fixes is in place)")
         return verdict, notes
     if phases["baseline"].reproduced is False and phases["baseline"].info.get("torchrun_rc"):
         from probes.result import Verdict

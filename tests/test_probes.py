@@ -214,6 +214,17 @@ def test_ddp_mark_ready_twice(session):
         assert r.extra["sft-default"].reproduced is True
 
 
+def test_ddp_follows_the_users_checkpointing_setting(session):
+    """The baseline is the user's run: with use_reentrant=False (from the log, --config or --set) one
+    of the fixes is already in place, so the same probe comes out not-reproduced, and says why."""
+    r = _run(session, "ddp-reentrant-gc-mark-ready-twice", options={"use_reentrant": "false"})
+    assert r.verdict is Verdict.not_reproduced
+    assert r.baseline.reproduced is False and r.baseline.info["torchrun_rc"] == 0
+    assert r.baseline.info["settings"]["use_reentrant"] is False
+    assert any("use_reentrant=False" in n and "ddp_find_unused_parameters=True (default)" in n for n in r.notes)
+    assert any("already avoid it" in n for n in r.notes)
+
+
 def test_zero3_unwrap(session):
     r = _run(session, "grpo-zero3-unwrapped-model-no-optimizer")
     if not HAS_DS:

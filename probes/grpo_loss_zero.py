@@ -11,11 +11,16 @@ Two real GRPOTrainer runs of 2 steps on the model (CPU: use_cpu=True, 8 completi
   grpo-zero-advantage-identical-group-rewards.
 
 For grpo-zero-advantage-identical-group-rewards the baseline is the constant reward and the
-treatment the varied one. For grpo-loss-zero-expected the baseline is the varied reward (loss ≈ 0
+treatment the varied one — unless the user's log shows reward spread inside groups (option
+`reward_spread=some`, derived from logged reward_std / frac_reward_zero_std by `explain --probe`
+and `probe --from-log`): then the baseline is the varied reward, as in their run, and the case is
+not theirs (not-reproduced). The user's `loss_type` and `beta` are used when given. For grpo-loss-zero-expected the baseline is the varied reward (loss ≈ 0
 while grad_norm > 0 confirms "expected") and the treatment is the constant-reward contrast.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from probes.contract import FunctionProbe, PhaseContext, PhaseOutput
 
@@ -89,15 +94,26 @@ def _expected_zero(s: dict) -> bool:
     )
 
 
+#: GRPOConfig settings taken from the user's run when given (--set, --config, the log)
+USER_SETTINGS = ("loss_type", "beta")
+
+
+def _typed(key: str, value: Any) -> Any:
+    return float(value) if key == "beta" else str(value)
+
+
 def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     from probes._grpo import constant_reward, length_reward, run_grpo
 
     case = ctx.case_id
     constant = (phase == "baseline") == (case == ZERO_ADV)
+    if case == ZERO_ADV and phase == "baseline" and str(ctx.options.get("reward_spread", "")).lower() == "some":
+        constant = False  # the user's log shows rewards that differ inside groups
     reward = constant_reward if constant else length_reward
     label = "constant reward" if constant else "varied reward"
-    print(f"--- GRPOTrainer, 2 steps, {label}", flush=True)
-    out = run_grpo(ctx, ctx.workdir, reward=reward, label=label)
+    overrides: dict[str, Any] = {k: _typed(k, ctx.options[k]) for k in USER_SETTINGS if k in ctx.options}
+    print(f"--- GRPOTrainer, 2 steps, {label}" + (f", {overrides}" if overrides else ""), flush=True)
+    out = run_grpo(ctx, ctx.workdir, reward=reward, label=label, **overrides)
     tr = out["trainer"]
     cfg = tr.args
     series = {k: v for k, v in out["metrics"].items() if k in _KEEP}
@@ -141,6 +157,12 @@ def decide(case_id: str, phases: dict, env: dict):
             return Verdict.error, [f"{ph.name} {ph.status.value}: {ph.exception or ph.detail}"]
     if case_id == ZERO_ADV:
         verdict, notes = default_decide(phases)
+        if b.info.get("reward") == "varied reward":
+            notes.insert(
+                0,
+                "your log shows rewards that differ inside groups (reward_std > 0 or frac_reward_zero_std < 1), "
+                "so the baseline used a varied reward as your run does",
+            )
         if verdict is Verdict.confirmed:
             notes.append(
                 "constant reward → grad_norm 0 and frac_reward_zero_std 1 (no group has any "

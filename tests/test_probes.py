@@ -142,6 +142,23 @@ def test_grpo_zero_advantage(session):
     assert r.baseline.evidence  # the KB / fallback metric conditions matched the run
 
 
+def test_grpo_zero_advantage_follows_the_users_logged_reward_spread(session):
+    """A log whose groups got different rewards (reward_std > 0) is not this failure: the probe's
+    baseline then trains with a varied reward, as the user's run did, and comes out not-reproduced.
+    The spread is read from the log's metric lines."""
+    from assistant.cli.probe import settings_from_report
+    from assistant.parse import parse_text
+
+    log = "{'loss': 0.0, 'grad_norm': 0.41, 'reward': 0.5, 'reward_std': 0.35, 'frac_reward_zero_std': 0.25, 'epoch': 0.1}\n"
+    assert settings_from_report(parse_text(log))["reward_spread"] == "some"
+    flat = log.replace("0.35", "0.0").replace("'frac_reward_zero_std': 0.25", "'frac_reward_zero_std': 1.0")
+    assert settings_from_report(parse_text(flat))["reward_spread"] == "none"
+    r = _run(session, "grpo-zero-advantage-identical-group-rewards", options={"reward_spread": "some"})
+    assert r.verdict is Verdict.not_reproduced
+    assert r.baseline.info["reward"] == "varied reward" and r.baseline.info["grad_norm_min"] > 0
+    assert any("differ inside groups" in n for n in r.notes)
+
+
 def test_peft_vllm_names(session):
     r = _run(session, "peft-vllm-base-model-weight-names")
     # the message comes from an emulation of vLLM's loader (vLLM does not run here): in part only

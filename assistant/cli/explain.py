@@ -24,9 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run_probe(case_id: str, args: argparse.Namespace, report):
     """The top match's probe, on the settings parsed from the user's log."""
-    from assistant.cli.probe import probe_for_explain
+    from assistant.cli.probe import probe_for_explain, settings_from_report
 
-    return probe_for_explain(case_id, model=args.model, settings=dict(report.settings))
+    return probe_for_explain(case_id, model=args.model, settings=settings_from_report(report))
 
 
 def run(args: argparse.Namespace) -> int:

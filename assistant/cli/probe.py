@@ -189,7 +189,7 @@ def _run_spec(log: Path | None, config: Path | None, sets: dict[str, str]):
     if log is not None:
         from assistant.cli.inputs import read_report
 
-        log_settings = dict(read_report(str(log)).settings)
+        log_settings = settings_from_report(read_report(str(log)))
     if config is not None and not config.is_file():
         raise UsageError(f"{config}: no such config file")
     try:
@@ -234,6 +234,19 @@ def _print(result, fmt: str) -> None:
         print(result.to_json())
     else:
         render_text(result)
+
+
+def settings_from_report(report) -> dict:
+    """The probe settings a parsed log gives: its settings, plus `reward_spread` ("none" / "some")
+    from its logged reward_std / frac_reward_zero_std (whether groups got different rewards)."""
+    out = dict(report.settings)
+    series = report.metric_series()
+    frac, std = series.get("frac_reward_zero_std"), series.get("reward_std")
+    if frac:
+        out["reward_spread"] = "none" if all(x >= 1 - 1e-9 for x in frac) else "some"
+    elif std:
+        out["reward_spread"] = "none" if all(abs(x) < 1e-9 for x in std) else "some"
+    return out
 
 
 def probe_for_explain(case_id: str, *, model: str | None = None, settings: dict | None = None):

@@ -1,8 +1,9 @@
 """Trainable-parameter dtypes (a tiny replica in your config's dtype when --model is given).
 
 fp16-trainable-params-unscale
-    baseline   model loaded in float16, get_peft_model with peft's defaults, one fp16 AMP step
-               (GradScaler.scale → backward → unscale_, what Trainer(fp16=True) does).
+    baseline   model loaded in float16, get_peft_model with peft's defaults (or the user's
+               autocast_adapter_dtype), one fp16 AMP step (GradScaler.scale → backward →
+               unscale_, what Trainer(fp16=True) does).
     treatment  the same with every trainable parameter cast to float32.
     mechanism  trainable parameters left in fp16 (peft < 0.12 without adapter autocast, or
                model.half() after get_peft_model) → "Attempting to unscale FP16 gradients."
@@ -125,8 +126,15 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     case = ctx.case_id
     ctx = ctx.replace(model_path=_model_path(ctx))  # a replica for a user model
     if case == FP16:
-        if phase == "baseline":
-            info = _amp_step(ctx, _peft(ctx, torch.float16))
+        if phase == "baseline":  # the user's peft setting when given (--set autocast_adapter_dtype=false)
+            keep = str(ctx.options.get("autocast_adapter_dtype", "true")).strip().lower() not in (
+                "0",
+                "false",
+                "no",
+                "off",
+            )
+            info = _amp_step(ctx, _peft(ctx, torch.float16, autocast_adapter_dtype=keep))
+            info["autocast_adapter_dtype"] = keep
         elif phase == "treatment":
             m = _peft(ctx, torch.float16, autocast_adapter_dtype=False)
             for p in m.parameters():

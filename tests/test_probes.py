@@ -216,6 +216,15 @@ def test_dtype_checks(session):
         assert r.treatment.reproduced is False
 
 
+def test_fp16_unscale_confirmed_when_the_users_adapters_stay_fp16(session):
+    """With the user's autocast_adapter_dtype=False (adapters left in fp16, as peft < 0.12 did) the
+    baseline is the failing run: GradScaler.unscale_ raises, and fp32 trainable params fix it."""
+    r = _run(session, "fp16-trainable-params-unscale", options={"autocast_adapter_dtype": "false"})
+    assert r.verdict is Verdict.confirmed
+    assert any("Attempting to unscale FP16 gradients" in e for e in r.baseline.evidence)
+    assert r.treatment.reproduced is False
+
+
 def test_kbit_skipped_on_cpu(session):
     r = session.run("kbit-prep-after-peft-freezes-adapters", device="cpu")
     assert r.verdict is Verdict.skipped

@@ -101,3 +101,55 @@ def test_explain_probe_json_is_one_document_with_the_probe_nested(tmp_path):
     assert top["case_id"] == "grpo-batch-not-divisible-by-num-generations"
     assert top["probe_result"]["verdict"] == "confirmed"
     assert any("num_generations=4 (from the log)" in n for n in top["probe_result"]["notes"])
+
+
+@pytest.mark.slow
+def test_explain_probe_takes_probe_options_over_the_log(tmp_path):
+    """`explain --probe` passes --set / --config / --device / --timeout through: a --set that puts
+    the batch right overrides the log's 6 x 4 and the same probe comes out not-reproduced."""
+    log = tmp_path / "train.log"
+    log.write_text(LOG)
+    cfg = tmp_path / "grpo.yaml"
+    cfg.write_text("num_generations: 3\n")
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assistant.cli.main",
+            "explain",
+            str(log),
+            "--probe",
+            "--format",
+            "json",
+            "--config",
+            str(cfg),
+            "--set",
+            "per_device_train_batch_size=6",
+            "--device",
+            "cpu",
+            "--timeout",
+            "240",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    pr = json.loads(res.stdout)["matches"][0]["probe_result"]
+    assert pr["verdict"] == "not-reproduced"
+    notes = " ".join(pr["notes"])
+    assert "num_generations=3 (from your config)" in notes and "per_device_train_batch_size=6 (from --set)" in notes
+
+
+@pytest.mark.parametrize("bad", [["--timeout", "nan"], ["--set", "novalue"], ["--config", "/nonexistent.yaml"]])
+def test_explain_probe_bad_options_are_one_line_errors(tmp_path, bad):
+    log = tmp_path / "train.log"
+    log.write_text(LOG)
+    res = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.main", "explain", str(log), "--probe", *bad],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "Traceback" not in res.stderr

@@ -20,13 +20,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--probe", action="store_true", help="run the top match's probe to confirm it")
     p.add_argument("--model", help="model path for --probe (default: a built-in tiny model)")
     p.add_argument("--kb", help="KB root (default: the bundled one)")
+    from assistant.cli.probe import add_probe_options
+
+    add_probe_options(p)
 
 
 def _run_probe(case_id: str, args: argparse.Namespace, report):
     """The top match's probe, on the settings parsed from the user's log."""
     from assistant.cli.probe import probe_for_explain, settings_from_report
 
-    return probe_for_explain(case_id, model=args.model, settings=settings_from_report(report))
+    return probe_for_explain(case_id, model=args.model, settings=settings_from_report(report), args=args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise UsageError("--top must be at least 1")
+    if args.probe:  # probe options are checked before anything is read or run
+        from assistant.cli.probe import check_probe_args
+
+        check_probe_args(args)
+        if args.config is not None and not args.config.is_file():
+            raise UsageError(f"{args.config}: no such config file")
     report = read_report(args.file)
     from assistant.kb.load import KBProblemsError
     from assistant.match.engine import Matcher

@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -15,38 +16,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", metavar="PATH", help="local model directory (default: a built-in tiny Qwen2 built locally)"
     )
-    p.add_argument(
-        "--tiny-replica",
-        action="store_true",
-        help="build a 2-layer, small-dims model of the same class from --model's config",
-    )
-    p.add_argument(
-        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto picks CUDA when torch sees a GPU"
-    )
-    p.add_argument("--timeout", type=float, default=180.0, metavar="S", help="seconds allowed per phase (default 180)")
     p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code (never done otherwise)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="options",
-        help="probe setting, e.g. target_modules=q_proj,v_proj or num_generations=8 "
-        "(batch check: per_device_train_batch_size, num_processes, gradient_accumulation_steps)",
-    )
     p.add_argument(
         "--from-log",
         type=Path,
         metavar="LOG",
         help="use the settings of the run in this log (batch size, num_generations, LoRA, dtype, ...)",
     )
-    p.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="a TRL / accelerate / DeepSpeed YAML or JSON config of the run (overrides the log)",
-    )
+    add_probe_options(p)
     p.add_argument("-v", "--verbose", action="store_true", help="stream the phases' output to stderr while they run")
     p.add_argument(
         "--versions",
@@ -141,17 +118,7 @@ def run(args: argparse.Namespace) -> int:
     except ProbeLookupError as exc:
         raise UsageError(str(exc)) from None
 
-    if args.model is not None and not Path(args.model, "config.json").is_file():
-        what = "is not a directory" if not Path(args.model).is_dir() else "has no config.json"
-        raise UsageError(f"--model {args.model} {what}: give a local model directory (save_pretrained output)")
-    if not math.isfinite(args.timeout) or args.timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
-    sets = {}
-    for item in args.options:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
-        sets[key.strip()] = value.strip()
+    sets = check_probe_args(args)
     spec = _run_spec(args.from_log, args.config, sets)
     if args.versions or args.versions_from:
         from probes.envs_cli import run_versions
@@ -165,6 +132,53 @@ def run(args: argparse.Namespace) -> int:
     _note_run_spec(result, spec)
     _print(result, args.format)
     return 1 if result.verdict.value == "error" else 0
+
+
+def add_probe_options(p: argparse.ArgumentParser) -> None:
+    """The options that shape a probe run, shared by `probe` and `explain --probe`."""
+    p.add_argument(
+        "--tiny-replica",
+        action="store_true",
+        help="build a 2-layer, small-dims model of the same class from --model's config",
+    )
+    p.add_argument(
+        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto picks CUDA when torch sees a GPU"
+    )
+    p.add_argument("--timeout", type=float, default=180.0, metavar="S", help="seconds allowed per phase (default 180)")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code (never done otherwise)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="options",
+        help="probe setting, e.g. target_modules=q_proj,v_proj or num_generations=8 "
+        "(batch check: per_device_train_batch_size, num_processes, gradient_accumulation_steps)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a TRL / accelerate / DeepSpeed YAML or JSON config of the run (overrides the log)",
+    )
+
+
+def check_probe_args(args: argparse.Namespace) -> dict[str, str]:
+    """Usage errors for --model / --timeout / --set, before anything runs; the --set values."""
+    from assistant.cli.errors import UsageError
+
+    if args.model is not None and not Path(args.model, "config.json").is_file():
+        what = "is not a directory" if not Path(args.model).is_dir() else "has no config.json"
+        raise UsageError(f"--model {args.model} {what}: give a local model directory (save_pretrained output)")
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    sets = {}
+    for item in args.options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
+        sets[key.strip()] = value.strip()
+    return sets
 
 
 def probe_kwargs(args: argparse.Namespace, spec) -> dict:
@@ -249,15 +263,23 @@ def settings_from_report(report) -> dict:
     return out
 
 
-def probe_for_explain(case_id: str, *, model: str | None = None, settings: dict | None = None):
+def probe_for_explain(case_id: str, *, model: str | None = None, settings: dict | None = None, args=None):
     """Used by `trl-help explain --probe`: run the case's probe on the settings parsed from the
-    user's log; returns the ProbeResult."""
+    user's log (then --config, then --set) with explain's probe options; returns the ProbeResult."""
     from probes.runspec import build_run_spec
 
-    spec = build_run_spec(settings or {})
-    result = _run_with_progress(
-        case_id, model=model, tiny_replica=False, device="auto", timeout=300.0, options=spec.options()
-    )
+    sets = check_probe_args(args) if args is not None else {}
+    config = getattr(args, "config", None)
+    spec = build_run_spec(settings or {}, config, sets)
+    kwargs: dict[str, Any] = dict(model=model, tiny_replica=False, device="auto", timeout=300.0, options=spec.options())
+    if args is not None:
+        kwargs.update(
+            tiny_replica=args.tiny_replica,
+            device=args.device,
+            timeout=args.timeout,
+            trust_remote_code=args.trust_remote_code,
+        )
+    result = _run_with_progress(case_id, **kwargs)
     _note_run_spec(result, spec)
     return result
 

@@ -219,6 +219,12 @@ class ProbeSession:
         elif info.get("source") == "tiny-replica":
             notes.append(f"ran on a tiny replica of {model} (same class and module names, 2 layers, small dims)")
         env["symptoms_from"] = symptom_source
+        if info.get("source") == "user" and str((options or {}).get("memory_check", "on")).lower() != "off":
+            from probes.memory import too_big
+
+            too_much = too_big(str(info.get("model_path")), info.get("config_dtype"), dev)
+            if too_much:
+                return skipped(too_much, env)
 
         phases: dict[str, PhaseResult] = {}
         descriptions = probe.descriptions

@@ -225,6 +225,22 @@ def test_fp16_unscale_confirmed_when_the_users_adapters_stay_fp16(session):
     assert r.treatment.reproduced is False
 
 
+def test_a_model_too_big_for_memory_is_refused_before_loading(session, models, monkeypatch):
+    """The memory estimate (weight files scaled to float32 on CPU, x1.5) is checked against what
+    this machine has left before any phase loads the model; --set memory_check=off overrides."""
+    import probes.memory as memory
+
+    need = memory.estimate_bytes(models["gpt2"], None, "cpu")
+    assert need >= memory.weights_bytes(models["gpt2"]) > 0
+    monkeypatch.setattr(memory, "available_bytes", lambda: need // 2)
+    r = session.run("target-modules-wrong-names-for-arch", model=models["gpt2"], device="cpu")
+    assert r.verdict is Verdict.skipped
+    assert any("--tiny-replica" in n and "GiB" in n for n in r.notes)
+    assert r.baseline.seconds == 0 and not r.baseline.output_tail  # nothing was loaded
+    r = _run(session, "target-modules-wrong-names-for-arch", model=models["gpt2"], options={"memory_check": "off"})
+    assert r.verdict is Verdict.confirmed
+
+
 def test_kbit_skipped_on_cpu(session):
     r = session.run("kbit-prep-after-peft-freezes-adapters", device="cpu")
     assert r.verdict is Verdict.skipped

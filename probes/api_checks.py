@@ -558,6 +558,40 @@ def trl_shadowed(ctx: PhaseContext, fixed: bool) -> None:
         raise ImportError(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "import failed")
 
 
+# --------------------------------------------------------------------------- optional deps (transformers 5.3)
+
+_COERCE = (
+    "import trl.import_utils as u\n"
+    "for n in dir(u):\n"
+    "    v = getattr(u, n)\n"
+    "    if n.endswith('_available') and isinstance(v, tuple):\n"
+    "        setattr(u, n, bool(v[0]))\n"
+)
+
+
+def trl_optional_deps(ctx: PhaseContext, fixed: bool) -> dict:
+    """baseline: `from trl import GRPOTrainer, SFTTrainer` in a fresh process of this interpreter
+    (under `--versions`, the reporter's trl and transformers); treatment: the same after turning
+    the `(found, version)` tuples trl stored from transformers' `_is_package_available` back into
+    booleans — what trl 0.29 (#5129) does with its own helper. On stacks where trl already stores
+    booleans the treatment changes nothing."""
+    code = (
+        _COERCE if fixed else ""
+    ) + "from trl import GRPOTrainer, SFTTrainer; print('imported', GRPOTrainer.__module__)"
+    res = subprocess.run([sys.executable, "-c", code], cwd=ctx.workdir, capture_output=True, text=True, timeout=300)
+    print(res.stdout + res.stderr[-3000:], flush=True)
+    if res.returncode != 0:
+        raise RuntimeError(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "import failed")
+    import importlib.util
+
+    tuples = []
+    if importlib.util.find_spec("trl"):
+        import trl.import_utils as u
+
+        tuples = sorted(n for n in dir(u) if n.endswith("_available") and isinstance(getattr(u, n), tuple))
+    return {"detail": "trl trainers imported", "info": {"availability_flags_stored_as_tuples": tuples}}
+
+
 #: case id -> scenario(ctx, fixed)
 SCENARIOS: dict[str, Callable[[PhaseContext, bool], Any]] = {
     "trainer-tokenizer-renamed-processing-class": sft_tokenizer_kwarg,
@@ -587,6 +621,7 @@ SCENARIOS: dict[str, Callable[[PhaseContext, bool], Any]] = {
     "torch-load-needs-torch-2.6": torch_load_checkpoint,
     "trainer-label-names-peftmodel-warning": trainer_label_names,
     "master-port-in-use": torchrun_port,
+    "trl-optional-deps-misdetected-transformers-5.3": trl_optional_deps,
 }
 
 

@@ -196,8 +196,8 @@ SPECS: dict[str, ProbeSpec] = {
         ProbeSpec(
             "import-shadowing-check",
             PROBES["import-shadowing-check"],
-            ("trl-shadowed-by-local-directory",),
-            "`from trl import ...` run from a directory holding a trl/ folder",
+            ("trl-shadowed-by-local-directory", "trl-optional-deps-misdetected-transformers-5.3"),
+            "`from trl import ...` in a fresh interpreter (a local trl/ folder; optional-dependency checks)",
             packages=("trl",),
             kind="cheap",
             preload=(),

@@ -327,6 +327,8 @@ API_VERDICTS = {
     "torch-load-needs-torch-2.6": Verdict.not_reproduced,  # torch 2.13 here
     "trainer-label-names-peftmodel-warning": Verdict.not_reproduced,  # fixed in transformers 4.55
     "master-port-in-use": Verdict.confirmed,
+    # trl 1.16 has its own _is_package_available (>= 0.29); confirmed with --versions trl==0.22.0,transformers==5.3.0
+    "trl-optional-deps-misdetected-transformers-5.3": Verdict.not_reproduced,
 }
 
 

@@ -48,3 +48,22 @@ def _usable(root: Path) -> Path:
 def cache_root() -> Path:
     """A writable cache directory: the configured one, or a temporary one for this run."""
     return _usable(configured_root())
+
+
+def prune_siblings(keep: Path, pattern: str, spare: int) -> None:
+    """Remove entries of the cache dir matching *pattern* (files or dirs) other than *keep* and the
+    *spare* most recently modified: each trl-help or KB version writes its own ONNX export (173 MB)
+    and KB pickle, and without this a cache grew by one of each per upgrade, forever."""
+    try:
+        others = [p for p in keep.parent.glob(pattern) if p != keep and not p.name.startswith(".")]
+        others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for p in others[spare:]:
+        try:
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink()
+        except OSError:
+            pass

@@ -66,6 +66,27 @@ def test_stale_indexes_are_pruned(tmp_path):
     assert left == [f"index-v{FORMAT}-b", f"index-v{FORMAT}-c", f"index-v{FORMAT}-new"]
 
 
+def test_stale_onnx_exports_and_kb_pickles_are_pruned(tmp_path):
+    """One ONNX export (173 MB) and one KB pickle per model/code/KB version used to pile up (8
+    exports, 1.4 GB, on a developer machine); the current one and the most recent spares stay."""
+    from assistant.cache import prune_siblings
+
+    for i in range(4):
+        d = tmp_path / f"onnx-{i}"
+        d.mkdir()
+        (d / "model.onnx").write_bytes(b"x")
+        os.utime(d, (1000 + i, 1000 + i))
+        f = tmp_path / f"kb-{i}.pickle"
+        f.write_bytes(b"x")
+        os.utime(f, (1000 + i, 1000 + i))
+    (tmp_path / ".kb-inflight").write_bytes(b"x")  # another process's temp file is left alone
+    (tmp_path / "index-v3-x").mkdir()
+    prune_siblings(tmp_path / "onnx-0", "onnx-*", spare=1)
+    prune_siblings(tmp_path / "kb-1.pickle", "kb-*.pickle", spare=1)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [".kb-inflight", "index-v3-x", "kb-1.pickle", "kb-3.pickle", "onnx-0", "onnx-3"]
+
+
 def test_a_damaged_index_is_rebuilt_once_with_a_notice(tmp_path):
     """Bit-rot in vectors.npy or a bm25 pickle of the wrong type: rebuilt once, then loaded as is."""
     import pickle

@@ -143,6 +143,9 @@ def load_kb_cached(root: Path | None = None) -> KB:
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump(kb, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
+            from assistant.cache import prune_siblings
+
+            prune_siblings(path, "kb-*.pickle", spare=4)  # other KB versions (--kb, older releases)
         except OSError:
             pass
     return kb

@@ -97,6 +97,9 @@ def export_onnx(dest: Path) -> Path:
         dynamo=False,
     )
     os.replace(tmp, dest)
+    from assistant.cache import prune_siblings
+
+    prune_siblings(dest.parent, "onnx-*", spare=1)  # exports of other model / code versions
     return dest
 
 

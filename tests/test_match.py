@@ -152,3 +152,27 @@ def test_builtin_bm25_agrees_with_bm25s():
     for q in docs[:10] + ["element 0 of tensors does not require grad use_reentrant"]:
         expected = np.asarray(ref.get_scores(sorted(set(tokenize(q)))))
         assert np.allclose(ours.scores(q), expected, atol=1e-4)
+
+
+def test_bare_error_line_counts_as_the_error(kb):
+    """A report that pastes the error message without its exception type (real report,
+    snicolast/ComfyUI-IndexTTS2#21) or cuts the traceback before its last line: the line matching
+    the case's message pattern is the error, so it is message evidence, not text seen elsewhere."""
+    from assistant.match.structural import structural
+
+    case = kb.cases["transformers-too-old-for-model-architecture"]
+    bare = parse_text(
+        "The checkpoint you are trying to load has model type `qwen3` but Transformers does not "
+        "recognize this architecture.\n\nhow can i fix this promblem?"
+    )
+    assert bare.primary is None
+    st = structural(case, bare, {}, set())
+    assert (st.values["msg"], st.values["text"]) == (1.0, 0.0)
+    # with an exception that says something else, the same line elsewhere stays weaker evidence
+    other = parse_text(
+        "The checkpoint you are trying to load has model type `qwen3` but Transformers does not "
+        'recognize this architecture.\nTraceback (most recent call last):\n  File "t.py", line 3, in <module>\n'
+        "RuntimeError: CUDA error: out of memory\n"
+    )
+    st = structural(case, other, {}, set())
+    assert (st.values["msg"], st.values["text"]) == (0.0, 1.0)

@@ -275,3 +275,28 @@ def test_huge_single_line_is_bounded():
     r = parse_bytes(data)
     assert r.truncated
     assert r.primary is not None and r.primary.exception == "RuntimeError"
+
+
+@pytest.mark.parametrize(
+    ("text", "exc", "msg"),
+    [
+        # as users retype errors in issue bodies (prose, no traceback)
+        ("After 30 steps I get Runtime Error: Cuda error: out of memory", "RuntimeError", "Cuda error: out of memory"),
+        ("value error: Target modules {'q_proj'} not found", "ValueError", "Target modules {'q_proj'} not found"),
+        (
+            "it fails with cuda error: an illegal memory access was encountered",
+            "RuntimeError",
+            "CUDA error: an illegal",
+        ),
+        ("ModuleNotFound Error: No module named 'trl'", "ModuleNotFoundError", "No module named 'trl'"),
+    ],
+)
+def test_exception_names_spelled_as_words_in_prose(text, exc, msg):
+    r = parse_text(text)
+    assert r.primary is not None
+    assert (r.primary.exception, r.primary.message[: len(msg)]) == (exc, msg)
+
+
+def test_spelled_exception_never_beats_a_real_traceback():
+    text = 'I saw a runtime error: something odd\nTraceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: real one\n'
+    assert parse_text(text).primary.exception == "ValueError"

@@ -29,6 +29,11 @@ def error_text(report: Report) -> str:
     return "\n".join(f"{e.exception}: {e.message}" for e in report.chain)
 
 
+def _has_message(report: Report) -> bool:
+    """Whether the report's error chain carries any message text to judge message patterns on."""
+    return any(e.message.strip() for e in report.chain)
+
+
 @lru_cache(maxsize=1024)
 def _lower_keywords(keywords: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(k.lower() for k in keywords)
@@ -53,8 +58,12 @@ def structural(
     err = error_text(report) if err is None else err
     err_low = err.lower() if err_low is None else err_low
     hits = message_hits(case, err, err_low) if err else []
-    s.values["msg"] = 1.0 if hits else 0.0
     text_hits = [] if hits else message_hits(case, mt, low)
+    if text_hits and not _has_message(report):
+        # no exception message to search (a bare error line, prose, a traceback cut before its last
+        # line): the line that matches the case's message pattern is the error itself
+        hits, text_hits = text_hits, []
+    s.values["msg"] = 1.0 if hits else 0.0
     s.values["text"] = 1.0 if text_hits else 0.0
     logs = log_hits(case, mt, low)
     s.values["log"] = 1.0 if logs else 0.0

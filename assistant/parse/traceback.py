@@ -16,7 +16,23 @@ _EXC_NAME = (
 EXC_RE = re.compile(rf"^(?:E\s+)?(?P<type>{_EXC_NAME})(?::\s?(?P<msg>.*))?$")
 #: an exception inside a line (bare pastes such as "qwen2 lora 报错：RuntimeError: …")
 EXC_ANY_RE = re.compile(rf"(?<![A-Za-z0-9_.])(?P<type>{_EXC_NAME}):\s?(?P<msg>\S.*)$")
+#: an exception name spelled as words in prose ("Runtime Error: Cuda error: out of memory",
+#: "value error: ..."): the builtin error types users retype by hand
+SPELLED_EXC_RE = re.compile(
+    r"(?<![A-Za-z0-9_.])(?P<type>runtime|value|type|key|attribute|import|index|assertion|name|"
+    r"module ?not ?found|not ?implemented|file ?not ?found|out ?of ?memory|cuda|os|permission|"
+    r"connection|timeout|recursion|zero ?division) error\s*:\s*(?P<msg>\S.*)$",
+    re.I,
+)
+_SPELLED_TYPES = {
+    "cuda": "RuntimeError",
+    "outofmemory": "torch.OutOfMemoryError",
+    "os": "OSError",
+    "timeout": "TimeoutError",
+}
 WARN_RE = re.compile(r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning):\s?(?P<msg>\S.*)$")
+#: spelled exception names are looked for in the first characters of a line only
+MAX_SPELLED_LINE = 2000
 TB_START_RE = re.compile(r"Traceback \(most recent call last\)")
 IPY_HEADER_RE = re.compile(rf"^(?P<type>{_EXC_NAME})\s{{3,}}Traceback \(most recent call last\)")
 #: exception name given to a traceback whose exception line is missing (a paste cut short)
@@ -194,17 +210,32 @@ def _take_exception(lines: list[Line], i: int, m: re.Match[str], ln: Line) -> tu
     return exc, j
 
 
+def _spelled_type(word: str) -> str:
+    key = word.replace(" ", "").lower()
+    if key in _SPELLED_TYPES:
+        return _SPELLED_TYPES[key]
+    return {"modulenotfound": "ModuleNotFound", "notimplemented": "NotImplemented", "filenotfound": "FileNotFound"}.get(
+        key, key.capitalize().replace("division", "Division")
+    ) + "Error"
+
+
 def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
-    """Exceptions embedded mid-line (used only when nothing anchored was found)."""
+    """Exceptions embedded mid-line, or spelled as words in prose (used only when nothing
+    anchored was found)."""
     out = []
     for ln in lines:
         m = EXC_ANY_RE.search(ln.text)
         if m:
-            out.append(
-                ExceptionInfo(
-                    exception=m.group("type"), message=cap_message(m.group("msg").strip()), rank=ln.rank, line_no=ln.no
-                )
-            )
+            exc = m.group("type")
+            msg = m.group("msg").strip()
+        elif (m := SPELLED_EXC_RE.search(ln.text[:MAX_SPELLED_LINE])) is not None:
+            exc = _spelled_type(m.group("type"))
+            msg = m.group("msg").strip()
+            if m.group("type").lower() == "cuda":
+                msg = f"CUDA error: {msg}"  # torch's own wording: "RuntimeError: CUDA error: ..."
+        else:
+            continue
+        out.append(ExceptionInfo(exception=exc, message=cap_message(msg), rank=ln.rank, line_no=ln.no))
     return out
 
 

@@ -52,3 +52,24 @@ def test_heldout_split_is_scored_and_never_in_the_fixtures(matcher):
     s = score_heldout(matcher, rows)
     assert s.in_kb_matched is not None and s.oos_abstained is not None
     assert 0.0 <= s.recall1 <= s.recall3 <= 1.0
+
+
+def test_dev_and_heldout_splits_are_apart_from_each_other_and_the_kb(kb):
+    """The held-out split is never looked at while changing the matcher, the dev split is; neither
+    may share a thread with the other or with any fixture (a shared thread would leak the answer)."""
+    import json
+
+    def urls(name: str) -> list[dict]:
+        path = kb.root / "eval" / name
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def thread(url: str) -> str:
+        return url.split("#")[0].rstrip("/")
+
+    held, dev = urls("heldout.jsonl"), urls("dev.jsonl")
+    assert len(dev) >= 50 and sum(r["case_id"] is None for r in dev) >= 10
+    assert all(r["case_id"] is None or r["case_id"] in kb.cases for r in held + dev)
+    fixture_threads = {thread(fx.source) for case in kb.cases.values() for fx in case.fixtures.positive if fx.source}
+    held_t, dev_t = {thread(r["url"]) for r in held}, {thread(r["url"]) for r in dev}
+    assert not held_t & dev_t
+    assert not (held_t | dev_t) & fixture_threads

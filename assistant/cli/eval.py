@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     held = ev.score_heldout(m, heldout_rows) if heldout_rows else None
     hosts = ev.burial_hosts(m.kb.root)
     held_buried = ev.score_heldout(m, heldout_rows, hosts) if (heldout_rows and hosts) else None
+    dev_rows = ev.load_heldout(m.kb.root, ev.DEV_FILE)
+    dev = ev.score_heldout(m, dev_rows) if dev_rows else None
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
     n_in = sum(q.truth is not None for q in queries)
@@ -58,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         "baseline_dense": _d(de),
         "heldout": None if held is None else {**_d(held), "reports": len(heldout_rows)},
         "heldout_buried": None if held_buried is None else {**_d(held_buried), "reports": len(heldout_rows)},
+        "dev": None if dev is None else {**_d(dev), "reports": len(dev_rows)},
         "gap_heldout_minus_cv": None if held is None else _gap(held, cv),
         "reliability_cross_validated": [
             {"confidence": b, "queries": n, "precision": None if x is None else round(x, 4)}
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         rows.insert(0, (f"held-out real reports ({len(heldout_rows)}), shipped model", held))
     if held_buried is not None:
         rows.insert(1, ("  the same, each buried in a real training log", held_buried))
+    if dev is not None:
+        rows.insert(2 if held_buried is not None else 1, (f"dev real reports ({len(dev_rows)}), looked at", dev))
     for name, s in rows:
         t.add_row(
             name,

@@ -222,11 +222,14 @@ def reliability(bands: list[tuple[str, bool]]) -> list[tuple[str, int, float | N
 
 #: real reports kept apart from the fixtures and never fitted on (title + body, case id or null)
 HELDOUT_FILE = "eval/heldout.jsonl"
+#: real reports collected apart from the fixtures and the held-out split, looked at while changing the
+#: matcher (the held-out split is not): neither fitted on nor in the index
+DEV_FILE = "eval/dev.jsonl"
 
 
-def load_heldout(kb_root: Path) -> list[tuple[str, str | None]]:
-    """(issue text = title + body, case id or None) of the held-out reports of the KB."""
-    path = Path(kb_root) / HELDOUT_FILE
+def load_heldout(kb_root: Path, name: str = HELDOUT_FILE) -> list[tuple[str, str | None]]:
+    """(issue text = title + body, case id or None) of the held-out (or *name*d) reports of the KB."""
+    path = Path(kb_root) / name
     if not path.is_file():
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -73,3 +73,25 @@ def test_dev_and_heldout_splits_are_apart_from_each_other_and_the_kb(kb):
     held_t, dev_t = {thread(r["url"]) for r in held}, {thread(r["url"]) for r in dev}
     assert not held_t & dev_t
     assert not (held_t | dev_t) & fixture_threads
+
+
+def test_threshold_is_chosen_on_reports_the_weights_never_saw():
+    """`fit_shipped` takes the abstention threshold from out-of-fold probabilities plus the fitted
+    model's on an unseen split: out-of-scope reports there that score high move it up."""
+    import numpy as np
+
+    from assistant.match.evaluate import Query, Scores, fit_shipped
+
+    ids = ["a", "b"]
+
+    def q(name, truth, a, b):  # two features: evidence for case a / for case b
+        return Query(name, truth, np.array([[a, 0.0] + [0.0] * 11, [b, 0.0] + [0.0] * 11]))
+
+    train = [q(f"a{i}", "a", 3.0, 0.0) for i in range(6)] + [q(f"b{i}", "b", 0.0, 3.0) for i in range(6)]
+    train += [q(f"o{i}", None, 0.0, 0.0) for i in range(6)]
+    cv = Scores(oof=[(x, np.array([0.9, 0.05]) if x.truth else np.array([0.02, 0.02])) for x in train])
+    plain = fit_shipped(train, ids, cv)
+    # unseen out-of-scope reports that look like case a (same message, another cause)
+    tricky = [q(f"u{i}", None, 1.5, 0.0) for i in range(12)]
+    moved = fit_shipped(train, ids, cv, unseen=tricky)
+    assert moved.threshold > plain.threshold

@@ -68,8 +68,16 @@ def run(args: argparse.Namespace) -> int:
         ],
     }
     if args.fit:
-        model = ev.fit_shipped(queries, ids, cv)
-        model.save(meta={"cv": _d(cv), "cases": len(ids), "fixtures": n_in, "oos": len(oos)})
+        model = ev.fit_shipped(queries, ids, cv, ev.unseen_queries(m, dev_rows))
+        model.save(
+            meta={
+                "cv": _d(cv),
+                "cases": len(ids),
+                "fixtures": n_in,
+                "oos": len(oos),
+                "threshold_also_on_dev": len(dev_rows),
+            }
+        )
         result["fitted"] = {"weights": model.weights, "threshold": model.threshold}
     if args.format == "json":
         print(json.dumps(result, indent=1))

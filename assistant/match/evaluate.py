@@ -166,17 +166,28 @@ def _set_threshold(model: Model, threshold: float, high: float = 0.85) -> None:
     model.high = max(threshold, high)
 
 
-def fit_shipped(queries: list[Query], case_ids: list[str], cv: Scores) -> Model:
+def fit_shipped(queries: list[Query], case_ids: list[str], cv: Scores, unseen: list[Query] | None = None) -> Model:
     """The model that ships: weights fitted on everything, abstention threshold and "high" band
-    chosen on the out-of-fold probabilities of *cv* (in-sample probabilities of out-of-scope
-    reports are too low, which pushes an in-sample threshold up and abstains on too many real
-    matches)."""
+    chosen on probabilities of reports the weights were not fitted on: the out-of-fold ones of
+    *cv* plus, given, the fitted model's on *unseen* real reports (the dev split). In-sample
+    probabilities of out-of-scope reports are too low, which pushes an in-sample threshold up
+    and abstains on too many real matches."""
     model = fit(queries, case_ids)
-    tops_in = np.array([p.max() for q, p in cv.oof if q.truth is not None])
-    tops_out = np.array([p.max() for q, p in cv.oof if q.truth is None])
+    judged = list(cv.oof) + [(q, model.prob(q.X)) for q in unseen or []]
+    tops_in = np.array([p.max() for q, p in judged if q.truth is not None])
+    tops_out = np.array([p.max() for q, p in judged if q.truth is None])
     t = _best_threshold(tops_in, tops_out)
-    _set_threshold(model, t, pick_high(_tops(cv.oof, case_ids), t))
+    _set_threshold(model, t, pick_high(_tops(judged, case_ids), t))
     return model
+
+
+def unseen_queries(m: Matcher, rows: list[tuple[str, str | None]], prefix: str = "dev") -> list[Query]:
+    """Feature matrices of real reports that are in no index (the dev split): for thresholds."""
+    out = []
+    for i, (text, truth) in enumerate(rows):
+        cands = m.features(parse_text(text))
+        out.append(Query(f"{prefix}#{i + 1}", truth, np.stack([c.features for c in cands])))
+    return out
 
 
 def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> Scores:

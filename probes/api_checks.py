@@ -180,6 +180,16 @@ def evaluation_strategy(ctx: PhaseContext, fixed: bool) -> None:
     _say(f"TrainingArguments({key}='steps'): accepted")
 
 
+def grpo_config_removed_args(ctx: PhaseContext, fixed: bool) -> None:
+    """GRPOConfig with an argument trl 0.27-0.29 removed (`max_prompt_length`, as recipes written
+    for older trl pass it); the fix drops it (prompts are no longer truncated by the trainer)."""
+    from trl import GRPOConfig
+
+    kw = {} if fixed else {"max_prompt_length": 256}
+    GRPOConfig(**_args(ctx), num_generations=2, **kw)  # type: ignore[arg-type]  # wrong on purpose: the report's call
+    _say(f"GRPOConfig({'' if fixed else 'max_prompt_length=256'}): accepted by this trl")
+
+
 # --------------------------------------------------------------------------- peft-api
 
 
@@ -333,6 +343,36 @@ def adapter_config_newer_keys(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
         cfg_file.write_text(json.dumps(cfg))
     PeftModel.from_pretrained(load_model(ctx), str(saved))
     # loading worked: a peft that ignores unknown keys (it may warn) is not affected
+    return {"detected": False, "check_matcher": False, "detail": "adapter loaded"}
+
+
+def regex_inside_target_list(ctx: PhaseContext, fixed: bool) -> None:
+    """A regex passed as an entry of a `target_modules` list (peft >= 0.6 matches list entries as
+    module names); the fix passes the regex as one string."""
+    from peft import LoraConfig, get_peft_model
+
+    base = load_model(ctx)
+    regex = r".*\.(" + "|".join(lora_targets(base)) + ")"
+    targets: str | list[str] = regex if fixed else [regex]
+    get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=targets, task_type="CAUSAL_LM"))
+    _say(f"get_peft_model(target_modules={targets!r}): adapters attached")
+
+
+def adapter_config_legacy_keys(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """adapter_config.json as an early peft (alpaca-lora era) wrote it: `enable_lora`,
+    `merge_weights`; the fix deletes those keys."""
+    import json
+
+    from peft import PeftModel
+
+    saved = Path(ctx.workdir) / "adapter"
+    _peft_model(ctx).save_pretrained(saved)
+    if not fixed:
+        cfg_file = saved / "adapter_config.json"
+        cfg = json.loads(cfg_file.read_text())
+        cfg.update({"enable_lora": None, "merge_weights": False})
+        cfg_file.write_text(json.dumps(cfg))
+    PeftModel.from_pretrained(load_model(ctx), str(saved))
     return {"detected": False, "check_matcher": False, "detail": "adapter loaded"}
 
 
@@ -526,6 +566,22 @@ def grpo_reward_wrong_count(ctx: PhaseContext, fixed: bool) -> None:
     _grpo_step(ctx, per_completion_reward if fixed else batch_reward, {"prompt": _prompts()})
 
 
+def string_column_collator(ctx: PhaseContext, fixed: bool) -> None:
+    """One Trainer step over a tokenized dataset that still holds its raw `text` column, with
+    `remove_unused_columns=False` (how the strings reach the padding collator); the fix keeps the
+    default, which drops columns the model's forward does not take."""
+    from datasets import Dataset
+    from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+
+    tok = _tok(ctx)
+    texts = ["Write a short poem about the sea.", "What is 2 + 2?"] * 2
+    data = Dataset.from_dict({"text": texts}).map(lambda b: tok(b["text"]), batched=True)
+    args = TrainingArguments(**_args(ctx), remove_unused_columns=fixed)
+    collator = DataCollatorForLanguageModeling(tok, mlm=False)
+    Trainer(model=load_model(ctx), args=args, train_dataset=data, data_collator=collator).train()
+    _say(f"Trainer step with remove_unused_columns={fixed}: done")
+
+
 # --------------------------------------------------------------------------- import-shadowing
 
 
@@ -622,6 +678,10 @@ SCENARIOS: dict[str, Callable[[PhaseContext, bool], Any]] = {
     "trainer-label-names-peftmodel-warning": trainer_label_names,
     "master-port-in-use": torchrun_port,
     "trl-optional-deps-misdetected-transformers-5.3": trl_optional_deps,
+    "grpo-config-args-removed-trl-0.28": grpo_config_removed_args,
+    "target-modules-regex-inside-list": regex_inside_target_list,
+    "adapter-config-removed-legacy-peft-keys": adapter_config_legacy_keys,
+    "collator-string-column-unable-to-create-tensor": string_column_collator,
 }
 
 

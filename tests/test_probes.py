@@ -329,6 +329,10 @@ API_VERDICTS = {
     "master-port-in-use": Verdict.confirmed,
     # trl 1.16 has its own _is_package_available (>= 0.29); confirmed with --versions trl==0.22.0,transformers==5.3.0
     "trl-optional-deps-misdetected-transformers-5.3": Verdict.not_reproduced,
+    "grpo-config-args-removed-trl-0.28": Verdict.confirmed,  # removed in trl 0.27-0.29, still refused
+    "target-modules-regex-inside-list": Verdict.confirmed,  # list entries are names since peft 0.6
+    "adapter-config-removed-legacy-peft-keys": Verdict.not_reproduced,  # peft >= 0.14 drops unknown keys
+    "collator-string-column-unable-to-create-tensor": Verdict.confirmed,
 }
 
 

@@ -95,3 +95,22 @@ def test_threshold_is_chosen_on_reports_the_weights_never_saw():
     tricky = [q(f"u{i}", None, 1.5, 0.0) for i in range(12)]
     moved = fit_shipped(train, ids, cv, unseen=tricky)
     assert moved.threshold > plain.threshold
+
+
+def test_in_kb_matched_counts_only_the_right_case():
+    """'in-KB answered match' is the share answered with the right case: a confident wrong case
+    is a false alarm, not a match; and the threshold rule counts it with the abstentions wanted."""
+    import numpy as np
+
+    from assistant.match.evaluate import Query, _rank_metrics, threshold_for
+
+    ids = ["a", "b"]
+    x = np.zeros((2, 13))
+    right = (Query("r", "a", x), np.array([0.9, 0.05]), 0.5)
+    wrong = (Query("w", "a", x), np.array([0.05, 0.9]), 0.5)
+    s = _rank_metrics([right, wrong], ids)
+    assert s.in_kb_matched == 0.5 and s.recall1 == 0.5
+    # wrong answers at 0.6 and right ones at 0.9: the best threshold lies between them
+    items = [(Query(f"r{i}", "a", x), np.array([0.9, 0.0])) for i in range(10)]
+    items += [(Query(f"w{i}", "a", x), np.array([0.0, 0.6])) for i in range(10)]
+    assert 0.6 < threshold_for(items, ids) <= 0.9

@@ -33,7 +33,7 @@ class Scores:
     recall3: float = 0.0
     mrr: float = 0.0
     oos_abstained: float | None = None
-    in_kb_matched: float | None = None
+    in_kb_matched: float | None = None  # in-KB reports answered "match" with the right case
     misses: list[tuple[str, str, str]] = field(default_factory=list)
     oof: list = field(default_factory=list)  # (query, out-of-fold probabilities)
     bands: list = field(default_factory=list)  # (confidence band of the top answer, top is right)
@@ -91,7 +91,7 @@ def _rank_metrics(items: list[tuple[Query, np.ndarray, float | None]], case_ids:
         s.recall3 += pos < 3
         s.mrr += 1 / (pos + 1)
         if t is not None:
-            matched += p[order[0]] >= t
+            matched += pos == 0 and p[order[0]] >= t  # answered "match", with the right case
         if pos != 0:
             s.misses.append((q.name, case_ids[order[0]], f"rank {pos + 1}"))
     n = max(1, len(inkb))
@@ -108,11 +108,23 @@ def score(queries: list[Query], case_ids: list[str], rank_fn, threshold: float |
     return _rank_metrics([(q, rank_fn(q.X), threshold) for q in queries], case_ids)
 
 
-def pick_threshold(model: Model, queries: list[Query]) -> float:
-    """Highest-utility threshold: abstain on OOS, keep in-KB matched (in-KB weighted 2:1)."""
-    tops_in = np.array([model.prob(q.X).max() for q in queries if q.truth is not None])
-    tops_out = np.array([model.prob(q.X).max() for q in queries if q.truth is None])
-    return _best_threshold(tops_in, tops_out)
+def pick_threshold(model: Model, queries: list[Query], case_ids: list[str]) -> float:
+    """Highest-utility threshold on *queries* scored by *model* (see `threshold_for`)."""
+    return threshold_for([(q, model.prob(q.X)) for q in queries], case_ids)
+
+
+def threshold_for(items: list[tuple[Query, np.ndarray]], case_ids: list[str]) -> float:
+    """Highest-utility abstention threshold: keep the right answers to in-KB reports "match"
+    (weighted 2:1), answer "no-known-case" to out-of-scope reports and to in-KB reports whose
+    top candidate is wrong (a wrong case is a false alarm too)."""
+    right, abstain = [], []
+    for q, p in items:
+        top = float(p.max())
+        if q.truth is not None and case_ids[int(p.argmax())] == q.truth:
+            right.append(top)
+        else:
+            abstain.append(top)
+    return _best_threshold(np.array(right), np.array(abstain))
 
 
 def _best_threshold(tops_in: np.ndarray, tops_out: np.ndarray) -> float:
@@ -132,7 +144,7 @@ def fit(queries: list[Query], case_ids: list[str]) -> Model:
     # Prior, not learned: few fixtures carry versions, so the fit cannot see that a case the
     # user's versions rule out should lose; keep at least this penalty (documented in README).
     model.weights["version_ruled_out"] = min(model.weights.get("version_ruled_out", 0.0), VERSION_PENALTY)
-    _set_threshold(model, pick_threshold(model, queries))
+    _set_threshold(model, pick_threshold(model, queries, case_ids))
     return model
 
 
@@ -174,9 +186,7 @@ def fit_shipped(queries: list[Query], case_ids: list[str], cv: Scores, unseen: l
     and abstains on too many real matches."""
     model = fit(queries, case_ids)
     judged = list(cv.oof) + [(q, model.prob(q.X)) for q in unseen or []]
-    tops_in = np.array([p.max() for q, p in judged if q.truth is not None])
-    tops_out = np.array([p.max() for q, p in judged if q.truth is None])
-    t = _best_threshold(tops_in, tops_out)
+    t = threshold_for(judged, case_ids)
     _set_threshold(model, t, pick_high(_tops(judged, case_ids), t))
     return model
 
@@ -204,10 +214,7 @@ def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) ->
     bands: list[tuple[str, bool]] = []
     for f in range(folds):
         others = [(q, p) for g, q, p in oof if g != f]
-        t = _best_threshold(
-            np.array([p.max() for q, p in others if q.truth is not None]),
-            np.array([p.max() for q, p in others if q.truth is None]),
-        )
+        t = threshold_for(others, case_ids)
         m = Model()
         _set_threshold(m, t, pick_high(_tops(others, case_ids), t))
         for g, q, p in oof:

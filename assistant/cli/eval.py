@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=1))
         return 0
     t = Table(title=f"{n_in} KB reports, each held out with its whole source thread, + {len(oos)} out-of-scope reports")
-    t.add_column("", no_wrap=True)
-    for col in ("Recall@1", "Recall@3", "MRR", "OOS abstained", "in-KB matched"):
-        t.add_column(col, justify="right")
+    t.add_column("", overflow="fold", ratio=1)
+    for col in ("R@1", "R@3", "MRR", "OOS abst.", "in-KB right"):
+        t.add_column(col, justify="right", no_wrap=True, min_width=5)
     rows = [
         ("hybrid, cross-validated", cv),
         ("hybrid, shipped (in-sample)", ship),

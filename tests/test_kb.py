@@ -66,6 +66,15 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
             lambda s: s.replace('pattern: "element 0', 'kind: regex\n      pattern: "(a+)+$|element 0', 1),
             "symptoms.messages.0",
         ),
+        (
+            lambda s: s.replace(
+                "        RuntimeError: Expected to mark a variable ready only once.",
+                "        RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n"
+                "        RuntimeError: Expected to mark a variable ready only once.",
+                1,
+            ),
+            "fixtures.negative.0",
+        ),
     ],
     ids=[
         "bad-yaml",
@@ -77,6 +86,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         "unreleased-version",
         "unsourced-bound",
         "nested-quantifier",
+        "negative-matches-own-pattern",
     ],
 )
 def test_malformed_case_gives_one_line_naming_file_and_field(tmp_path, edit, field):

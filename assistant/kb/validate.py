@@ -19,6 +19,7 @@ def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
     cross-references, version bounds, healthy-log firing and fixture checks."""
     from assistant.kb.healthy import healthy_logs, patterns_firing_on_healthy
     from assistant.kb.releases import load_releases, unreleased_bounds, unsourced_bounds
+    from assistant.match.symptoms import message_hits
 
     problems = list(kb.problems)
     probe_ids = known_probe_ids() if probe_ids is None else probe_ids
@@ -43,6 +44,13 @@ def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
                         name,
                         f"fixtures.negative.{i}.confused_with",
                         f"unknown case id {fx.confused_with!r}",
+                    )
+                )
+        for i, (text, _) in enumerate(kb.negatives.get(cid, [])):
+            if hits := message_hits(case, text):
+                problems.append(
+                    Problem(
+                        name, f"fixtures.negative.{i}", f"the case's own message patterns match it: {hits[0][:120]!r}"
                     )
                 )
         if not kb.positives.get(cid):

@@ -76,10 +76,14 @@ def _pick_primary(chains: list[list[ExceptionInfo]]) -> list[ExceptionInfo] | No
     """The root failure: severe (OOM) first, then the earliest chain that is not a knock-on."""
     if not chains:
         return None
+    # a traceback cut before its exception line (a paste that ends mid-trace, another rank's
+    # unfinished trace) names no error: a complete chain anywhere in the text comes first
+    complete = [c for c in chains if c[-1].exception != TRUNC]
     with_frames = [c for c in chains if any(e.frames for e in c)]
+    complete_with_frames = [c for c in complete if any(e.frames for e in c)]
 
     def first(pred) -> list[ExceptionInfo] | None:
-        for pool in (with_frames, chains):
+        for pool in (complete_with_frames, complete, with_frames, chains):
             for c in pool:
                 if pred(c):
                     return c
@@ -133,7 +137,8 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
     if not chains:
         loose = loose_exceptions(lines)
         chains = [[e] for e in loose[:20]]
-    chains.sort(key=lambda c: c[0].line_no or 0)
+    # in text order; a chain without a line number (a truncated trace) sorts last, not first
+    chains.sort(key=lambda c: c[0].line_no if c[0].line_no is not None else 1 << 62)
     primary_chain = _pick_primary(chains)
     report = Report(text=text, truncated=truncated, ranks=ranks)
     if primary_chain and primary_chain[-1].exception == TRUNC:

@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 3
+QUERY_VERSION = 4
 
 
 def foreground(text: str, background: frozenset[str]) -> str:

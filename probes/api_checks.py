@@ -327,23 +327,32 @@ def prefix_tuning_forward(ctx: PhaseContext, fixed: bool) -> None:
     _say(f"{type(cfg).__name__}: forward + backward done")
 
 
-def adapter_config_newer_keys(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
-    """adapter_config.json written by a newer peft (keys this peft does not know), loaded here."""
+def _load_adapter_with_config_keys(ctx: PhaseContext, extra: dict[str, Any] | None) -> PhaseOutput:
+    """Save a fresh adapter, add *extra* keys to its adapter_config.json (none: the fix), load it
+    back with PeftModel.from_pretrained. Loading raises where this peft refuses the keys; when it
+    loads, a peft that ignores unknown keys (it may warn) is not affected."""
     import json
 
     from peft import PeftModel
 
     saved = Path(ctx.workdir) / "adapter"
     _peft_model(ctx).save_pretrained(saved)
-    if not fixed:
+    if extra:
         cfg_file = saved / "adapter_config.json"
-        cfg = json.loads(cfg_file.read_text())
-        cfg.update({"alora_invocation_tokens": None, "target_parameters": None, "trainable_token_indices": None})
-        cfg["peft_version"] = "99.0.0"
-        cfg_file.write_text(json.dumps(cfg))
+        cfg_file.write_text(json.dumps({**json.loads(cfg_file.read_text()), **extra}))
     PeftModel.from_pretrained(load_model(ctx), str(saved))
-    # loading worked: a peft that ignores unknown keys (it may warn) is not affected
     return {"detected": False, "check_matcher": False, "detail": "adapter loaded"}
+
+
+def adapter_config_newer_keys(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
+    """adapter_config.json written by a newer peft (keys this peft does not know), loaded here."""
+    newer = {
+        "alora_invocation_tokens": None,
+        "target_parameters": None,
+        "trainable_token_indices": None,
+        "peft_version": "99.0.0",
+    }
+    return _load_adapter_with_config_keys(ctx, None if fixed else newer)
 
 
 def regex_inside_target_list(ctx: PhaseContext, fixed: bool) -> None:
@@ -361,19 +370,7 @@ def regex_inside_target_list(ctx: PhaseContext, fixed: bool) -> None:
 def adapter_config_legacy_keys(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
     """adapter_config.json as an early peft (alpaca-lora era) wrote it: `enable_lora`,
     `merge_weights`; the fix deletes those keys."""
-    import json
-
-    from peft import PeftModel
-
-    saved = Path(ctx.workdir) / "adapter"
-    _peft_model(ctx).save_pretrained(saved)
-    if not fixed:
-        cfg_file = saved / "adapter_config.json"
-        cfg = json.loads(cfg_file.read_text())
-        cfg.update({"enable_lora": None, "merge_weights": False})
-        cfg_file.write_text(json.dumps(cfg))
-    PeftModel.from_pretrained(load_model(ctx), str(saved))
-    return {"detected": False, "check_matcher": False, "detail": "adapter loaded"}
+    return _load_adapter_with_config_keys(ctx, None if fixed else {"enable_lora": None, "merge_weights": False})
 
 
 def base_class_for_causal_lm(ctx: PhaseContext, fixed: bool) -> None:

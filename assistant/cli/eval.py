@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     hosts = ev.burial_hosts(m.kb.root)
     held_buried = ev.score_heldout(m, heldout_rows, hosts) if (heldout_rows and hosts) else None
     dev_rows = ev.load_heldout(m.kb.root, ev.DEV_FILE)
-    dev = ev.score_heldout(m, dev_rows) if dev_rows else None
+    dev_queries = ev.unseen_queries(m, dev_rows, "dev")  # features once: scored here, thresholds in --fit
+    dev = ev.score_unseen(m, dev_queries) if dev_queries else None
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
     n_in = sum(q.truth is not None for q in queries)
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         ],
     }
     if args.fit:
-        model = ev.fit_shipped(queries, ids, cv, ev.unseen_queries(m, dev_rows))
+        model = ev.fit_shipped(queries, ids, cv, dev_queries)
         model.save(
             meta={
                 "cv": _d(cv),

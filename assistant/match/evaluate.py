@@ -191,15 +191,6 @@ def fit_shipped(queries: list[Query], case_ids: list[str], cv: Scores, unseen: l
     return model
 
 
-def unseen_queries(m: Matcher, rows: list[tuple[str, str | None]], prefix: str = "dev") -> list[Query]:
-    """Feature matrices of real reports that are in no index (the dev split): for thresholds."""
-    out = []
-    for i, (text, truth) in enumerate(rows):
-        cands = m.features(parse_text(text))
-        out.append(Query(f"{prefix}#{i + 1}", truth, np.stack([c.features for c in cands])))
-    return out
-
-
 def cross_validate(queries: list[Query], case_ids: list[str], folds: int = 5) -> Scores:
     """Fit on k-1 folds (grouped by case, OOS split too) and score the held-out fold. Each fold is
     judged with the rule that ships: thresholds chosen on out-of-fold probabilities, here those of
@@ -271,14 +262,26 @@ def burial_hosts(kb_root: Path) -> list[str]:
     return [(d / f"{n}.log").read_text(encoding="utf-8") for n in BURIAL_HOSTS if (d / f"{n}.log").is_file()]
 
 
-def score_heldout(m: Matcher, rows: list[tuple[str, str | None]], hosts: list[str] | None = None) -> Scores:
-    """The shipped model on the held-out reports (they are in no index and in no fit); with *hosts*,
-    each report buried in one of those real logs (in turn)."""
-    items: list[tuple[Query, np.ndarray, float | None]] = []
+def unseen_queries(
+    m: Matcher, rows: list[tuple[str, str | None]], prefix: str = "heldout", hosts: list[str] | None = None
+) -> list[Query]:
+    """Feature matrices of real reports that are in no index and in no fit (held-out, dev); with
+    *hosts*, each report buried in one of those real logs (in turn)."""
+    out = []
     for i, (text, truth) in enumerate(rows):
         if hosts:
             text = bury(text, hosts[i % len(hosts)])
         cands = m.features(parse_text(text))
-        q = Query(f"heldout#{i + 1}", truth, np.stack([c.features for c in cands]))
-        items.append((q, m.model.prob(q.X), m.model.threshold))
-    return _rank_metrics(items, m.case_ids)
+        out.append(Query(f"{prefix}#{i + 1}", truth, np.stack([c.features for c in cands])))
+    return out
+
+
+def score_unseen(m: Matcher, queries: list[Query]) -> Scores:
+    """The shipped model (weights and threshold of *m*) on `unseen_queries`."""
+    return _rank_metrics([(q, m.model.prob(q.X), m.model.threshold) for q in queries], m.case_ids)
+
+
+def score_heldout(m: Matcher, rows: list[tuple[str, str | None]], hosts: list[str] | None = None) -> Scores:
+    """The shipped model on the held-out reports (they are in no index and in no fit); with *hosts*,
+    each report buried in one of those real logs (in turn)."""
+    return score_unseen(m, unseen_queries(m, rows, "heldout", hosts))

@@ -24,11 +24,28 @@ SPELLED_EXC_RE = re.compile(
     r"connection|timeout|recursion|zero ?division) error\s*:\s*(?P<msg>\S.*)$",
     re.I,
 )
+#: the spelled words (spaces removed, lower-cased) -> the exception type they name
 _SPELLED_TYPES = {
-    "cuda": "RuntimeError",
+    "runtime": "RuntimeError",
+    "value": "ValueError",
+    "type": "TypeError",
+    "key": "KeyError",
+    "attribute": "AttributeError",
+    "import": "ImportError",
+    "index": "IndexError",
+    "assertion": "AssertionError",
+    "name": "NameError",
+    "modulenotfound": "ModuleNotFoundError",
+    "notimplemented": "NotImplementedError",
+    "filenotfound": "FileNotFoundError",
     "outofmemory": "torch.OutOfMemoryError",
+    "cuda": "RuntimeError",
     "os": "OSError",
+    "permission": "PermissionError",
+    "connection": "ConnectionError",
     "timeout": "TimeoutError",
+    "recursion": "RecursionError",
+    "zerodivision": "ZeroDivisionError",
 }
 WARN_RE = re.compile(r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning):\s?(?P<msg>\S.*)$")
 #: spelled exception names are looked for in the first characters of a line only
@@ -210,15 +227,6 @@ def _take_exception(lines: list[Line], i: int, m: re.Match[str], ln: Line) -> tu
     return exc, j
 
 
-def _spelled_type(word: str) -> str:
-    key = word.replace(" ", "").lower()
-    if key in _SPELLED_TYPES:
-        return _SPELLED_TYPES[key]
-    return {"modulenotfound": "ModuleNotFound", "notimplemented": "NotImplemented", "filenotfound": "FileNotFound"}.get(
-        key, key.capitalize().replace("division", "Division")
-    ) + "Error"
-
-
 def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
     """Exceptions embedded mid-line, or spelled as words in prose (used only when nothing
     anchored was found)."""
@@ -229,7 +237,7 @@ def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
             exc = m.group("type")
             msg = m.group("msg").strip()
         elif (m := SPELLED_EXC_RE.search(ln.text[:MAX_SPELLED_LINE])) is not None:
-            exc = _spelled_type(m.group("type"))
+            exc = _SPELLED_TYPES[m.group("type").replace(" ", "").lower()]
             msg = m.group("msg").strip()
             if m.group("type").lower() == "cuda":
                 msg = f"CUDA error: {msg}"  # torch's own wording: "RuntimeError: CUDA error: ..."

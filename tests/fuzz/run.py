@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
+import resource
 import statistics
 import sys
 import time
@@ -70,7 +72,7 @@ def check_triage(engine, texts: list[str], first: int) -> None:
 
 
 def _work(args: tuple[int, int, int, float]) -> dict:
-    worker, start, n, limit = args
+    worker, start, n, limit, every = args
     from assistant.match.engine import Matcher
     from tests.conftest import oos_reports, shared_reports
 
@@ -96,6 +98,12 @@ def _work(args: tuple[int, int, int, float]) -> dict:
         if dt > limit:
             slow.append(f"worker {worker} input {i} ({kind}, {len(text)} chars): {dt:.2f} s")
         pending.append(text)
+        if every and (i + 1) % every == 0:
+            print(
+                f"worker {worker}: {i + 1}/{n} inputs, {len(failures)} failure(s), {len(slow)} slow",
+                file=sys.stderr,
+                flush=True,
+            )
         if len(pending) == BATCH or i == n - 1:
             t = time.perf_counter()
             try:
@@ -107,7 +115,15 @@ def _work(args: tuple[int, int, int, float]) -> dict:
             if dt > BATCH * limit:
                 slow.append(f"worker {worker} triage batch ending {i}: {dt:.2f} s")
             pending = []
-    return {"times": times, "by_kind": by_kind, "failures": failures, "slow": slow, "triage_max": tri_max}
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    return {
+        "times": times,
+        "by_kind": by_kind,
+        "failures": failures,
+        "slow": slow,
+        "triage_max": tri_max,
+        "rss_mb": rss_mb,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,9 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=2000, help="inputs in all")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--limit", type=float, default=2.0, help="seconds one input may take")
+    ap.add_argument("--progress", type=int, default=0, help="print a progress line every N inputs per worker")
     a = ap.parse_args(argv)
     per = [a.n // a.workers + (1 if k < a.n % a.workers else 0) for k in range(a.workers)]
-    jobs = [(k, sum(per[:k]), per[k], a.limit) for k in range(a.workers)]
+    jobs = [(k, sum(per[:k]), per[k], a.limit, a.progress) for k in range(a.workers)]
     t0 = time.perf_counter()
     if a.workers == 1:
         results = [_work(jobs[0])]
@@ -135,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(times)} inputs in {time.perf_counter() - t0:.0f} s: {len(failures)} failure(s), {len(slow)} over the limit; "
         f"explain per input p50 {statistics.median(times) * 1000:.0f} ms, p99 {times[int(0.99 * (len(times) - 1))] * 1000:.0f} ms, "
         f"max {times[-1]:.2f} s; slowest triage batch of {BATCH}: {max(r['triage_max'] for r in results):.2f} s"
+    )
+    print(
+        f"peak RSS per worker: {max(r['rss_mb'] for r in results):.0f} MB (pid {os.getpid()} ran {a.workers} worker(s))"
     )
     print("slowest per kind: " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(kinds.items())))
     for line in failures[:20] + slow[:20]:

@@ -54,6 +54,7 @@ SETTINGS = (
     "per_device_train_batch_size",
     "gradient_accumulation_steps",
     "world_size",
+    "master_port",
     "device_map_auto",
     "docker",
     "multimodal",

@@ -447,13 +447,22 @@ def trainer_label_names(ctx: PhaseContext, fixed: bool) -> None:
 
 
 def torchrun_port(ctx: PhaseContext, fixed: bool) -> None:
-    """torchrun on a master port another job holds (gloo, 1 process); the fix takes a free port."""
+    """torchrun on a master port another job holds (gloo, 1 process); the fix takes a free port.
+
+    With the user's port (``--set master_port=N``, or read from the log) the baseline launches on
+    that port as it is on this machine, holding nothing: a port no other job holds comes out
+    not-reproduced."""
     import socket
 
     held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    held.bind(("127.0.0.1", 0))
-    held.listen(1)
-    port = held.getsockname()[1]
+    users = ctx.options.get("master_port")
+    if users is not None and not fixed:
+        port = int(str(users))
+        _say(f"your master port {port}, as it is on this machine (the probe holds nothing)")
+    else:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
     if fixed:
         free = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         free.bind(("127.0.0.1", 0))

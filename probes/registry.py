@@ -137,8 +137,7 @@ SPECS: dict[str, ProbeSpec] = {
             PROBES["kbit-prep-order"],
             ("kbit-prep-after-peft-freezes-adapters",),
             "prepare_model_for_kbit_training after get_peft_model freezes the adapters",
-            packages=("torch", "transformers", "peft", "bitsandbytes"),
-            cuda=True,
+            packages=("torch", "transformers", "peft"),
             preload=("torch", "transformers", "peft"),
         ),
         ProbeSpec(

@@ -241,10 +241,20 @@ def test_a_model_too_big_for_memory_is_refused_before_loading(session, models, m
     assert r.verdict is Verdict.confirmed
 
 
-def test_kbit_skipped_on_cpu(session):
-    r = session.run("kbit-prep-after-peft-freezes-adapters", device="cpu")
-    assert r.verdict is Verdict.skipped
-    assert any("CUDA" in n for n in r.notes)
+def test_kbit_prep_order_both_outcomes_on_cpu(session):
+    """peft's prepare_model_for_kbit_training after get_peft_model freezes the adapters even without
+    4-bit layers; on CPU that is reported in part (the base is not quantized), never confirmed. With
+    the user's order already right (prepare first) the same probe comes out not-reproduced."""
+    r = _run(session, "kbit-prep-after-peft-freezes-adapters")
+    assert r.verdict is Verdict.reproduced_in_part, (r.notes, r.baseline.output_tail[-1500:])
+    assert r.baseline.info["trainable_params"] == 0 and r.baseline.info["quantized"] is False
+    assert r.treatment.info["trainable_params"] > 0
+    assert any("lora_A.default.weight: False" in e or "trainable params: 0" in e for e in r.baseline.evidence)
+    assert any("unquantized" in n for n in r.notes)
+    r = _run(session, "kbit-prep-after-peft-freezes-adapters", options={"kbit_order": "prepare-first"})
+    assert r.verdict is Verdict.not_reproduced
+    assert r.baseline.info["trainable_params"] > 0
+    assert any("already avoids it" in n for n in r.notes)
 
 
 def test_ddp_mark_ready_twice(session):
@@ -347,6 +357,20 @@ def test_api_checks_run_the_libraries_call(session, case):
     else:
         assert r.baseline.status is PhaseStatus.ok and not r.baseline.reproduced
         assert any("--versions" in n for n in r.notes)
+
+
+def test_master_port_probe_on_the_users_free_port_is_not_reproduced(session):
+    """The other outcome of the port probe, on the user's port: when no job holds it on this machine,
+    torchrun starts and the baseline is clean."""
+    import socket
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    r = _run(session, "master-port-in-use", options={"master_port": str(port)})
+    assert r.verdict is Verdict.not_reproduced, (r.notes, r.baseline.output_tail[-1500:])
+    assert f"your master port {port}" in r.baseline.output_tail
 
 
 @pytest.mark.parametrize(

@@ -153,3 +153,21 @@ def test_explain_probe_bad_options_are_one_line_errors(tmp_path, bad):
     )
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_master_port_is_read_from_real_c10d_messages():
+    """The user's master port (for the port probe) comes from torch's own message in real reports,
+    and from a launcher command line."""
+    from pathlib import Path
+
+    from assistant.parse import parse_text
+
+    seen = 0
+    for f in sorted(Path("kb/fixtures/master-port-in-use").glob("report-*.txt")):
+        text = f.read_text()
+        if "29500" in text:
+            assert parse_text(text).settings.get("master_port") == 29500, f.name
+            seen += 1
+    assert seen >= 2
+    assert parse_text("torchrun --nproc_per_node 2 --master_port 29511 train.py\n").settings["master_port"] == 29511
+    assert "master_port" not in parse_text("RuntimeError: CUDA error: out of memory\n").settings

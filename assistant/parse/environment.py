@@ -67,6 +67,7 @@ INT_SETTINGS = {
     "gradient_accumulation_steps": re.compile(r"\bgradient_accumulation_steps" + _I),
     "zero_stage": re.compile(r"\b(?:zero_stage|\"stage\")" + _I),
     "world_size": re.compile(r"\b(?:world_size|num_processes|nproc_per_node|WORLD_SIZE)" + _I),
+    "master_port": re.compile(r"(?:\bmaster[_-]port|\bMASTER_PORT|\bmain_process_port)" + _I),
 }
 #: searched in the lower-cased text (case-insensitive regexes are slow on long logs)
 FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
@@ -88,7 +89,12 @@ FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
 _INT_KEYS = {
     "zero_stage": ("zero_stage", '"stage"'),
     "world_size": ("world_size", "num_processes", "nproc_per_node", "WORLD_SIZE"),
+    "master_port": ("master_port", "master-port", "MASTER_PORT", "main_process_port"),
 }
+#: the port in torch's c10d message when it cannot listen on it (the user's master port)
+C10D_PORT_RE = re.compile(
+    r"failed to (?:bind to \[[^\]]*\]|listen on any local network address)\W{0,3}(?:port: )?:?(\d{2,5})"
+)
 ZERO3_RE = re.compile(r"zero[_-]?3|stage3|Stage3|partition_parameters|ZeRO-?3|zero_stage\W+3", re.I)
 VLLM_MODE_RE = re.compile(r"vllm_mode\s*[:=]\s*[\"']?(server|colocate)")
 
@@ -117,6 +123,10 @@ def find_settings(text: str, ranks: list[int]) -> dict[str, bool | int | str]:
         out["zero_stage"] = 3
     if out.get("load_in_4bit") or out.get("load_in_8bit"):
         out["quantization"] = True
+    if "master_port" not in out and "failed to" in text:
+        pm = C10D_PORT_RE.search(text)
+        if pm:
+            out["master_port"] = int(pm.group(1))
     m = VLLM_MODE_RE.search(text)
     if m:
         out["vllm_mode"] = m.group(1)

@@ -53,6 +53,8 @@ HEAD_LITERALS = (
     b"Warning:",
     b"world_size",
     b"nproc_per_node",
+    b"master_port",
+    b"MASTER_PORT",
     b"stuck",
     b"hang",
 )

@@ -98,14 +98,31 @@ def first_match(p: Pattern, text: str) -> str | None:
     return _line_around(text, m.start(), m.end()) if m else None
 
 
+#: the last text capped by `_capped`, kept (not only its id) so the identity check stays sound
+_LAST_CAPPED: list[tuple[str, str, str]] = []
+
+
+def _capped(text: str) -> tuple[str, str]:
+    """`cap_lines(text)` and its lower-cased form, computed once for the many cases that search
+    the same report text in a row (a report with over-long lines is otherwise capped and
+    lower-cased again for every case and pattern)."""
+    last = _LAST_CAPPED[0] if _LAST_CAPPED else None  # one read: another thread may replace it
+    if last is not None and last[0] is text:
+        return last[1], last[2]
+    capped = cap_lines(text)
+    low = capped.lower() if capped is not text else ""
+    _LAST_CAPPED[:] = [(text, capped, low)]
+    return capped, low
+
+
 def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
     """The line around each pattern's first match in *text* (*low*: text.lower(), if known)."""
     out: list[str] = []
     if not patterns:
         return out
-    capped = cap_lines(text)
+    capped, capped_low = _capped(text)
     if capped is not text:
-        text, low = capped, None
+        text, low = capped, capped_low
     for p in patterns:
         m = _search(p, text, low)
         if m:

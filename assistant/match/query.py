@@ -10,15 +10,48 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 4
+QUERY_VERSION = 7
 
 
 def foreground(text: str, background: frozenset[str]) -> str:
-    """*text* less progress bars and the lines healthy runs print too (by shape)."""
+    """*text* less progress bars, deprecation notices and the lines healthy runs print too (by
+    shape)."""
     from assistant.kb.healthy import is_progress_bar, line_key
 
-    keep = [ln for ln in text.splitlines() if ln.strip() and not is_progress_bar(ln) and line_key(ln) not in background]
+    keep = [
+        ln
+        for ln in text.splitlines()
+        if ln.strip()
+        and not is_progress_bar(ln)
+        and not any(d in ln for d in _DEPRECATION)
+        and ln.strip() != "warnings.warn("
+        and line_key(ln) not in background
+    ]
     return "\n".join(keep)
+
+
+#: ratios whose value 1 means "every completion / every group": a silent failure's mark
+_ALL_RATIOS = ("clipped_ratio", "frac_reward_zero_std")
+#: metrics for which 0 is a mark (a ratio at 0, or kl at 0 with beta 0, is an ordinary value)
+_ZERO_MARKS = ("loss", "grad_norm", "reward", "reward_std", "learning_rate", "completion_length")
+#: warning categories that announce a future removal: import-time noise, not a failure
+_DEPRECATION = ("FutureWarning", "DeprecationWarning", "is deprecated")
+
+
+def metric_anomalies(series: dict[str, list[float]]) -> str:
+    """The logged metrics worth searching on: those whose last value is nan / inf, those at 0
+    where 0 is a mark (`_ZERO_MARKS`), and the ratios that reached 1. A healthy run's metric lines (loss 1.2, grad_norm 0.8 …) are
+    background: their names alone would pull every metric-based case towards any log."""
+    out = []
+    for k, v in list(series.items())[:16]:
+        last = v[-1]
+        if last != last or last in (float("inf"), float("-inf")):
+            out.append(f"{k} nan")
+        elif last == 0 and k in _ZERO_MARKS:
+            out.append(f"{k} 0")
+        elif k in _ALL_RATIOS and last >= 1:
+            out.append(f"{k} 1")
+    return " ".join(out[:8])
 
 
 def query_text(report: Report, limit: int = 1500, background: frozenset[str] = frozenset()) -> str:
@@ -36,10 +69,11 @@ def query_text(report: Report, limit: int = 1500, background: frozenset[str] = f
         # healthy runs print too, and the query stays on the failure
         from assistant.kb.healthy import line_key
 
-        parts.extend(w[:200] for w in [w for w in report.warnings if line_key(w) not in background][:3])
-        series = report.metric_series()
-        if series:
-            parts.append(" ".join(f"{k} {v[-1]:g}" for k, v in list(series.items())[:8]))
+        own = [w for w in report.warnings if line_key(w) not in background and not any(d in w for d in _DEPRECATION)]
+        parts.extend(w[:200] for w in own[-3:])  # the last ones: closest to the failure
+        anomalies = metric_anomalies(report.metric_series())
+        if anomalies:
+            parts.append(anomalies)
         text = report.text if len(report.text) <= 200_000 else report.text[:100_000] + "\n" + report.text[-100_000:]
         parts.append(normalise(foreground(text, background)[:limit]))
     return "\n".join(p for p in parts if p)[:limit]

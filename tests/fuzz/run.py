@@ -92,6 +92,7 @@ def _work(args: tuple[int, int, int, float]) -> dict:
     by_kind: dict[str, float] = {}
     failures: list[str] = []
     slow: list[str] = []
+    slow_inputs: list[str] = []  # kept (up to 20) so `tests.fuzz.summary --retime` can time them alone
     tri_max = 0.0
     pending: list[str] = []
     for i in range(n):
@@ -106,6 +107,8 @@ def _work(args: tuple[int, int, int, float]) -> dict:
         by_kind[kind] = max(by_kind.get(kind, 0.0), dt)
         if dt > limit:
             slow.append(f"worker {worker} input {i} ({kind}, {len(text)} chars): {dt:.2f} s")
+            if len(slow_inputs) < 20:
+                slow_inputs.append(text)
         pending.append(text)
         if every and (i + 1) % every == 0:
             print(
@@ -132,6 +135,7 @@ def _work(args: tuple[int, int, int, float]) -> dict:
         "slow": slow,
         "triage_max": tri_max,
         "rss_mb": rss_mb,
+        "slow_inputs": slow_inputs,
     }
 
 
@@ -200,6 +204,7 @@ def save_chunk(folder: Path, chunk: int, workers: int, limit: float, seconds: fl
         "peak_rss_mb": round(max(r["rss_mb"] for r in results)),
         "failures": [f for r in results for f in r["failures"]],
         "slow": [x for r in results for x in r["slow"]],
+        "slow_inputs": [x for r in results for x in r.get("slow_inputs", [])],
         "ms_histogram": dict(sorted(hist.items(), key=lambda kv: int(kv[0]))),
     }
     folder.mkdir(parents=True, exist_ok=True)

@@ -44,8 +44,28 @@ def summarise(folder: Path) -> dict:
     }
 
 
+def retime(folder: Path) -> list[tuple[str, int, float]]:
+    """(chunk file, input length, seconds alone) for every saved slow input."""
+    import time
+
+    from assistant.match.engine import Matcher
+    from tests.fuzz.run import check_explain
+
+    engine = Matcher.load(progress=False)
+    out = []
+    for p in sorted(folder.glob("chunk-*.json")):
+        for text in json.loads(p.read_text()).get("slow_inputs", []):
+            check_explain(engine, text[:200])  # warm the process first
+            t = time.perf_counter()
+            check_explain(engine, text)
+            out.append((p.name, len(text), time.perf_counter() - t))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    again = "--retime" in args
+    args = [a for a in args if a != "--retime"]
     folder = Path(args[0] if args else "tests/fuzz/results")
     if not folder.is_dir():
         print(f"error: {folder}: no such folder", file=sys.stderr)
@@ -57,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         f"batch of 64: {s['triage_batch_max_s']:.2f} s; peak RSS per worker {s['peak_rss_mb']} MB; "
         f"revisions {', '.join(s['revisions'])}"
     )
+    if again:
+        timed = retime(folder)
+        for name, n, sec in timed:
+            print(f"  {name}: a slow input of {n} chars takes {sec:.2f} s alone")
+        over = [t for t in timed if t[2] > 2.0]
+        print(f"re-timed alone: {len(timed)} saved slow input(s), {len(over)} still over 2 s")
+        return 1 if s["failures"] or over else 0
     return 1 if s["failures"] or s["slow"] else 0
 
 

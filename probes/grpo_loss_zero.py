@@ -109,6 +109,8 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     constant = (phase == "baseline") == (case == ZERO_ADV)
     if case == ZERO_ADV and phase == "baseline" and str(ctx.options.get("reward_spread", "")).lower() == "some":
         constant = False  # the user's log shows rewards that differ inside groups
+    if case != ZERO_ADV and phase == "baseline" and str(ctx.options.get("reward_spread", "")).lower() == "none":
+        constant = True  # the user's groups all got one reward: their zero loss is not the benign kind
     reward = constant_reward if constant else length_reward
     label = "constant reward" if constant else "varied reward"
     overrides: dict[str, Any] = {k: _typed(k, ctx.options[k]) for k in USER_SETTINGS if k in ctx.options}
@@ -194,6 +196,12 @@ def decide(case_id: str, phases: dict, env: dict):
             f"not reproduced: the logged loss is {bi.get('loss_first')!r}, not ≈ 0, on this setup "
             f"(loss_type={bi.get('loss_type')}: with loss_type in dapo/bnpo/dr_grpo the loss is "
             "≈ 0 only when all completions have the same length)"
+        )
+    elif bi.get("reward") == "constant reward":
+        notes.append(
+            "not reproduced: your log shows no reward spread inside any group (reward_std 0 / "
+            "frac_reward_zero_std 1), and with that the gradient is 0 too — this is not the benign "
+            "zero loss but grpo-zero-advantage-identical-group-rewards"
         )
     else:
         notes.append("not reproduced: grad_norm is 0 with a varied reward — check the model/optimizer setup")

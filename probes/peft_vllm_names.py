@@ -5,7 +5,9 @@ architecture's module tree (same message format: ``There is no module or paramet
 '<prefix>' in <Arch>``). Real vLLM also fuses q/k/v into ``qkv_proj`` below ``model.``, so errors
 deeper in the tree look different there; the top-level ``'base_model'`` failure is the same.
 
-baseline             raw PeftModel ``state_dict`` names → the loader walk fails on 'base_model'.
+baseline             raw PeftModel ``state_dict`` names → the loader walk fails on 'base_model'
+                     (with ``--set weight_sync=merged``, the user's sync already merges and maps
+                     names: the walk passes → not-reproduced).
 treatment            merge_adapter() + TRL's name rule, and merge_and_unload(): names == base
                      names, strict load OK, logits identical to the PeftModel's.
 strip-without-merge  TRL's name rule without merging: names fit, but the adapter is silently
@@ -94,6 +96,14 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
 
     peft_model, base_names, batch = _setup(ctx)
     ref = _logits(peft_model, batch)
+    if phase == "baseline" and str(ctx.options.get("weight_sync", "raw")).lower() == "merged":
+        # the user's sync already merges and maps names (TRL's way, or their own): the fix is in place
+        peft_model.merge_adapter()
+        names = [n for n in (trl_name(k) for k in peft_model.state_dict()) if n is not None]
+        peft_model.unmerge_adapter()
+        print(f"your sync (weight_sync=merged): {len(names)} merged, renamed keys", flush=True)
+        vllm_name_walk(_fresh_base(ctx), names)
+        return {"detected": False, "detail": "merged weights under base names resolve in the base architecture"}
     if phase == "baseline":
         names = list(peft_model.state_dict().keys())
         print(

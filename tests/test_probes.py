@@ -133,6 +133,16 @@ def test_grpo_loss_zero_expected(session):
     assert t["grad_norm_max"] == 0 and t["frac_reward_zero_std"] and all(x == 1 for x in t["frac_reward_zero_std"])
 
 
+def test_grpo_loss_zero_not_the_benign_kind_when_the_log_shows_no_reward_spread(session):
+    """The other outcome, on the user's logged metrics: groups that all got one reward make the zero
+    loss come with grad_norm 0 — not the expected zero of GRPO, so not-reproduced, pointing to the
+    zero-advantage case."""
+    r = _run(session, "grpo-loss-zero-expected", options={"reward_spread": "none"})
+    assert r.verdict is Verdict.not_reproduced, r.notes
+    assert r.baseline.info["reward"] == "constant reward" and r.baseline.info["grad_norm_max"] == 0
+    assert any("grpo-zero-advantage-identical-group-rewards" in n for n in r.notes)
+
+
 def test_grpo_zero_advantage(session):
     r = _run(session, "grpo-zero-advantage-identical-group-rewards")
     assert r.verdict is Verdict.confirmed
@@ -168,6 +178,14 @@ def test_peft_vllm_names(session):
     )
     assert r.treatment.info["logit_diff_merge_adapter"] < 1e-4
     assert r.extra["strip-without-merge"].reproduced is True  # adapter silently dropped
+
+
+def test_peft_vllm_names_not_reproduced_when_the_users_sync_merges(session):
+    """The other outcome: a sync that already merges the adapter and maps names (weight_sync=merged)
+    sends names the base architecture resolves."""
+    r = _run(session, "peft-vllm-base-model-weight-names", options={"weight_sync": "merged"})
+    assert r.verdict is Verdict.not_reproduced, (r.notes, r.baseline.output_tail[-1500:])
+    assert r.baseline.status is PhaseStatus.ok and not r.baseline.evidence
 
 
 def test_tokenizer_checks_clean_on_builtin(session):

@@ -20,6 +20,7 @@ any input slower than --limit seconds (explain) or a triage batch slower than 64
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import multiprocessing as mp
 import os
@@ -181,6 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failures or slow else 0
 
 
+def encode_input(text: str) -> dict[str, str]:
+    """An input as base64 of its UTF-8 bytes, lone surrogates kept (`decode_input` reverses it)."""
+    return {"utf8_b64": base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")}
+
+
+def decode_input(data: dict[str, str] | str) -> str:
+    """The input saved by `encode_input` (a plain string: saved by an older runner, as JSON text)."""
+    if isinstance(data, str):
+        return data
+    return base64.b64decode(data["utf8_b64"]).decode("utf-8", "surrogatepass")
+
+
 def save_chunk(folder: Path, chunk: int, workers: int, limit: float, seconds: float, results: list[dict]) -> Path:
     """One chunk's result as JSON (a histogram of per-input times in whole ms, not every time)."""
     hist: dict[str, int] = {}
@@ -204,7 +217,8 @@ def save_chunk(folder: Path, chunk: int, workers: int, limit: float, seconds: fl
         "peak_rss_mb": round(max(r["rss_mb"] for r in results)),
         "failures": [f for r in results for f in r["failures"]],
         "slow": [x for r in results for x in r["slow"]],
-        "slow_inputs": [x for r in results for x in r.get("slow_inputs", [])],
+        # base64 of the UTF-8 bytes (lone surrogates kept): JSON would join a lone surrogate pair
+        "slow_inputs": [encode_input(x) for r in results for x in r.get("slow_inputs", [])],
         "ms_histogram": dict(sorted(hist.items(), key=lambda kv: int(kv[0]))),
     }
     folder.mkdir(parents=True, exist_ok=True)

@@ -49,12 +49,13 @@ def retime(folder: Path) -> list[tuple[str, int, float]]:
     import time
 
     from assistant.match.engine import Matcher
-    from tests.fuzz.run import check_explain
+    from tests.fuzz.run import check_explain, decode_input
 
     engine = Matcher.load(progress=False)
     out = []
     for p in sorted(folder.glob("chunk-*.json")):
-        for text in json.loads(p.read_text()).get("slow_inputs", []):
+        for data in json.loads(p.read_text()).get("slow_inputs", []):
+            text = decode_input(data)
             check_explain(engine, text[:200])  # warm the process first
             t = time.perf_counter()
             check_explain(engine, text)

@@ -11,7 +11,7 @@ import pytest
 
 from assistant.kb.load import load_case_file, load_kb
 from assistant.kb.validate import validate
-from tests.conftest import ROOT
+from tests.conftest import KB_ROOT, ROOT
 
 EXEMPLAR = ROOT / "kb" / "cases" / "lora-gradient-checkpointing-no-grad.yaml"
 
@@ -142,3 +142,28 @@ def test_nested_quantifier_detection(pattern, nested):
     from assistant.kb.regex_safety import nested_quantifier
 
     assert nested_quantifier(pattern) is nested
+
+
+def test_every_case_page_renders_its_text_verbatim():
+    """`kb show` on every case: KB text (regexes such as `[/\\\\]`, `[report]` reference types) is
+    printed as written, never read as terminal markup (a pattern with `[/\\\\]` used to crash it)."""
+    import io
+
+    from rich.console import Console
+
+    from assistant.kb.load import load_kb
+    from assistant.report.kb_render import render_case, render_case_list
+
+    kb = load_kb(KB_ROOT)
+    for case in kb.cases.values():
+        buf = io.StringIO()
+        render_case(case, Console(file=buf, width=200, color_system=None))
+        out = "".join(buf.getvalue().split())  # long lines wrap: compare with all blanks removed
+        assert "".join(case.title.split()) in out, case.id
+        for p in case.symptoms.messages[:2]:
+            assert "".join(p.pattern[:40].split()) in out, (case.id, p.pattern)
+        for r in case.references[:1]:
+            assert f"[{r.type.value}]" in out, case.id
+    buf = io.StringIO()
+    render_case_list(list(kb.cases.values()), Console(file=buf, width=400, color_system=None))
+    assert f"{len(kb.cases)} case(s)" in buf.getvalue()

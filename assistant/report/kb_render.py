@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from assistant.kb.model import Case
 
@@ -18,15 +19,16 @@ def render_case_list(cases: list[Case], console: Console | None = None) -> None:
     t.add_column("probe")
     t.add_column("title")
     for case in sorted(cases, key=lambda x: x.id):
-        t.add_row(case.id, ",".join(case.labels), case.probe or "", case.title)
+        t.add_row(Text(case.id), Text(",".join(case.labels)), Text(case.probe or ""), Text(case.title))
     c.print(t)
     c.print(f"{len(cases)} case(s)")
 
 
 def render_case(case: Case, console: Console | None = None) -> None:
     c = console or Console()
-    c.rule(f"[bold]{case.id}")
-    c.print(f"[bold]{case.title}[/]   [dim]{', '.join(case.labels)}[/]")
+    # KB text goes in as Text, never as markup: patterns and titles hold brackets and backslashes
+    c.rule(Text(case.id, style="bold"))
+    c.print(Text.assemble((case.title, "bold"), "   ", (", ".join(case.labels), "dim")))
     c.print(Markdown("## What happens\n" + case.summary))
     c.print(Markdown("## Why\n" + case.cause))
     if case.example:
@@ -34,14 +36,14 @@ def render_case(case: Case, console: Console | None = None) -> None:
         c.print(Syntax(case.example.rstrip(), "python", theme="ansi_dark"))
     c.print(Markdown("## Symptoms"))
     for p in case.symptoms.messages + case.symptoms.log_patterns:
-        c.print(f"  • {p.pattern}  [dim]({p.kind.value})[/]")
+        c.print(Text.assemble("  • ", p.pattern, "  ", (f"({p.kind.value})", "dim")))
     for m in case.symptoms.metrics:
-        c.print(f"  • metric {m.name} {m.op.value} {'' if m.value is None else m.value}")
+        c.print(Text(f"  • metric {m.name} {m.op.value} {'' if m.value is None else m.value}"))
     c.print(Markdown("## Fix"))
     for i, fx in enumerate(case.fixes, 1):
-        c.print(f"{i}. [bold]{fx.title}[/] [dim]({fx.safety.value})[/] {fx.description}")
+        c.print(Text.assemble(f"{i}. ", (fx.title, "bold"), " ", (f"({fx.safety.value})", "dim"), " ", fx.description))
         if fx.tradeoff:
-            c.print(f"   [italic]trade-off: {fx.tradeoff}[/]")
+            c.print(Text(f"   trade-off: {fx.tradeoff}", style="italic"))
         if fx.code:
             c.print(Syntax(fx.code.rstrip(), fx.language, theme="ansi_dark"))
     if case.affected:
@@ -53,12 +55,12 @@ def render_case(case: Case, console: Console | None = None) -> None:
                 + (f", <={r.last_affected}" if r.last_affected else "")
                 for r in a.ranges
             )
-            c.print(f"  • {a.package}: {rs}" + (f"  fixed by {a.fixed_by}" if a.fixed_by else ""))
+            c.print(Text(f"  • {a.package}: {rs}" + (f"  fixed by {a.fixed_by}" if a.fixed_by else "")))
     c.print(Markdown(f"## Verification: {case.verification.status}"))
     for u in case.verification.unconfirmed:
-        c.print(f"  • [yellow]unconfirmed:[/] {u}")
+        c.print(Text.assemble("  • ", ("unconfirmed:", "yellow"), " ", u))
     if case.probe:
-        c.print(f"\n[bold]Probe:[/] trl-help probe {case.id}")
+        c.print(Text.assemble("\n", ("Probe:", "bold"), f" trl-help probe {case.id}"))
     c.print(Markdown("## References"))
     for r in case.references:
-        c.print(f"  • [{r.type.value}] {r.url}")
+        c.print(Text(f"  • [{r.type.value}] {r.url}"))

@@ -107,10 +107,9 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
 
     case = ctx.case_id
     constant = (phase == "baseline") == (case == ZERO_ADV)
-    if case == ZERO_ADV and phase == "baseline" and str(ctx.options.get("reward_spread", "")).lower() == "some":
-        constant = False  # the user's log shows rewards that differ inside groups
-    if case != ZERO_ADV and phase == "baseline" and str(ctx.options.get("reward_spread", "")).lower() == "none":
-        constant = True  # the user's groups all got one reward: their zero loss is not the benign kind
+    spread = str(ctx.options.get("reward_spread", "")).lower()
+    if phase == "baseline" and spread in ("some", "none"):
+        constant = spread == "none"  # the baseline is the user's run: rewards as spread as their log shows
     reward = constant_reward if constant else length_reward
     label = "constant reward" if constant else "varied reward"
     overrides: dict[str, Any] = {k: _typed(k, ctx.options[k]) for k in USER_SETTINGS if k in ctx.options}

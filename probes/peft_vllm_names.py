@@ -62,6 +62,18 @@ def trl_name(name: str) -> str | None:
     return name.replace("modules_to_save.default.", "")
 
 
+def _merged_state(peft_model) -> dict:
+    """The adapter merged in, the state under TRL's base names (copies), the adapter unmerged again."""
+    peft_model.merge_adapter()
+    sd = {}
+    for k, v in peft_model.state_dict().items():
+        n = trl_name(k)
+        if n is not None:
+            sd[n] = v.detach().clone()
+    peft_model.unmerge_adapter()
+    return sd
+
+
 def _setup(ctx):
     import torch
     from peft import LoraConfig, get_peft_model
@@ -98,9 +110,7 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
     ref = _logits(peft_model, batch)
     if phase == "baseline" and str(ctx.options.get("weight_sync", "raw")).lower() == "merged":
         # the user's sync already merges and maps names (TRL's way, or their own): the fix is in place
-        peft_model.merge_adapter()
-        names = [n for n in (trl_name(k) for k in peft_model.state_dict()) if n is not None]
-        peft_model.unmerge_adapter()
+        names = list(_merged_state(peft_model))
         print(f"your sync (weight_sync=merged): {len(names)} merged, renamed keys", flush=True)
         vllm_name_walk(_fresh_base(ctx), names)
         return {"detected": False, "detail": "merged weights under base names resolve in the base architecture"}
@@ -116,13 +126,7 @@ def run_phase(phase: str, ctx: PhaseContext) -> PhaseOutput:
         return {"detected": False, "detail": "raw PeftModel names resolved in the base architecture"}
     if phase == "treatment":
         checks = []
-        peft_model.merge_adapter()
-        sd = {}
-        for k, v in peft_model.state_dict().items():
-            n = trl_name(k)
-            if n is not None:
-                sd[n] = v.detach().clone()
-        peft_model.unmerge_adapter()
+        sd = _merged_state(peft_model)
         target = _fresh_base(ctx)
         vllm_name_walk(target, sd.keys())
         missing, unexpected = target.load_state_dict(sd, strict=False)

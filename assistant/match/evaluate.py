@@ -262,16 +262,13 @@ def burial_hosts(kb_root: Path) -> list[str]:
     return [(d / f"{n}.log").read_text(encoding="utf-8") for n in BURIAL_HOSTS if (d / f"{n}.log").is_file()]
 
 
-def host_backgrounds(m: Matcher) -> list[frozenset[str]]:
-    """For each burial host, the healthy-line shapes of every *other* healthy log: a user's log is
-    in no corpus of ours, so its lines must not be filtered as known background when a report is
-    buried in it (measuring with the host's own lines filtered flatters the figure)."""
+def host_background(m: Matcher, host: str) -> frozenset[str]:
+    """The healthy-line shapes of every healthy log but *host*: a user's log is in no corpus of
+    ours, so its lines must not be filtered as known background when a report is buried in it
+    (measuring with the host's own lines filtered flatters the figure)."""
     from assistant.kb.healthy import background_lines, healthy_logs
 
-    logs = healthy_logs(m.kb.root)
-    names = {n for n, _ in logs}
-    present = [h for h in BURIAL_HOSTS if f"{h}.log" in names]  # the order burial_hosts uses
-    return [background_lines(tuple((n, t) for n, t in logs if n != f"{h}.log")) for h in present]
+    return background_lines(tuple((n, t) for n, t in healthy_logs(m.kb.root) if t != host))
 
 
 def unseen_queries(
@@ -279,17 +276,17 @@ def unseen_queries(
 ) -> list[Query]:
     """Feature matrices of real reports that are in no index and in no fit (held-out, dev); with
     *hosts* (`burial_hosts`), each report buried in one of those real logs (in turn), whose own
-    lines are then not known background (`host_backgrounds`)."""
+    lines are then not known background (`host_background`)."""
     from assistant.match.query import query_text
 
-    backgrounds = host_backgrounds(m) if hosts else []
+    backgrounds = [host_background(m, h) for h in hosts or []]
     out = []
     for i, (text, truth) in enumerate(rows):
         query = None
         if hosts:
             k = i % len(hosts)
             report = parse_text(bury(text, hosts[k]))
-            q = query_text(report, background=backgrounds[k]) if k < len(backgrounds) else m.query_text(report)
+            q = query_text(report, background=backgrounds[k])
             query = (q, m.encoder.encode([q])[0])
         else:
             report = parse_text(text)

@@ -21,11 +21,7 @@ def foreground(text: str, background: frozenset[str]) -> str:
     keep = [
         ln
         for ln in text.splitlines()
-        if ln.strip()
-        and not is_progress_bar(ln)
-        and not any(d in ln for d in _DEPRECATION)
-        and ln.strip() != "warnings.warn("
-        and line_key(ln) not in background
+        if ln.strip() and not is_progress_bar(ln) and not _deprecation(ln) and line_key(ln) not in background
     ]
     return "\n".join(keep)
 
@@ -38,10 +34,16 @@ _ZERO_MARKS = ("loss", "grad_norm", "reward", "reward_std", "learning_rate", "co
 _DEPRECATION = ("FutureWarning", "DeprecationWarning", "is deprecated")
 
 
+def _deprecation(line: str) -> bool:
+    """A deprecation notice, or the bare `warnings.warn(` line Python prints under a warning."""
+    return any(d in line for d in _DEPRECATION) or line.strip() == "warnings.warn("
+
+
 def metric_anomalies(series: dict[str, list[float]]) -> str:
     """The logged metrics worth searching on: those whose last value is nan / inf, those at 0
-    where 0 is a mark (`_ZERO_MARKS`), and the ratios that reached 1. A healthy run's metric lines (loss 1.2, grad_norm 0.8 …) are
-    background: their names alone would pull every metric-based case towards any log."""
+    where 0 is a mark (`_ZERO_MARKS`), and the ratios that reached 1. A healthy run's metric
+    lines (loss 1.2, grad_norm 0.8 …) are background: their names alone would pull every
+    metric-based case towards any log."""
     out = []
     for k, v in list(series.items())[:16]:
         last = v[-1]
@@ -69,7 +71,7 @@ def query_text(report: Report, limit: int = 1500, background: frozenset[str] = f
         # healthy runs print too, and the query stays on the failure
         from assistant.kb.healthy import line_key
 
-        own = [w for w in report.warnings if line_key(w) not in background and not any(d in w for d in _DEPRECATION)]
+        own = [w for w in report.warnings if line_key(w) not in background and not _deprecation(w)]
         parts.extend(w[:200] for w in own[-3:])  # the last ones: closest to the failure
         anomalies = metric_anomalies(report.metric_series())
         if anomalies:

@@ -98,21 +98,11 @@ def first_match(p: Pattern, text: str) -> str | None:
     return _line_around(text, m.start(), m.end()) if m else None
 
 
-#: the last text capped by `_capped`, kept (not only its id) so the identity check stays sound
-_LAST_CAPPED: list[tuple[str, str, str]] = []
-
-
-def _capped(text: str) -> tuple[str, str]:
-    """`cap_lines(text)` and its lower-cased form, computed once for the many cases that search
-    the same report text in a row (a report with over-long lines is otherwise capped and
-    lower-cased again for every case and pattern)."""
-    last = _LAST_CAPPED[0] if _LAST_CAPPED else None  # one read: another thread may replace it
-    if last is not None and last[0] is text:
-        return last[1], last[2]
-    capped = cap_lines(text)
-    low = capped.lower() if capped is not text else ""
-    _LAST_CAPPED[:] = [(text, capped, low)]
-    return capped, low
+@lru_cache(maxsize=16)
+def _lower(text: str) -> str:
+    """*text* lower-cased, memoised like `cap_lines`: every case and pattern searches the same
+    capped report text in a row (it was lower-cased again for each of them)."""
+    return text.lower()
 
 
 def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
@@ -120,9 +110,9 @@ def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
     out: list[str] = []
     if not patterns:
         return out
-    capped, capped_low = _capped(text)
+    capped = cap_lines(text)
     if capped is not text:
-        text, low = capped, capped_low
+        text, low = capped, _lower(capped)
     for p in patterns:
         m = _search(p, text, low)
         if m:

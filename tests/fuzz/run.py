@@ -81,7 +81,7 @@ def check_triage(engine, texts: list[str], first: int) -> None:
         assert not [f for f in FORBIDDEN if f in out]
 
 
-def _work(args: tuple[int, int, int, float]) -> dict:
+def _work(args: tuple[int, int, int, float, int, int]) -> dict:
     worker, start, n, limit, every, chunk = args
     from assistant.match.engine import Matcher
     from tests.conftest import oos_reports, shared_reports
@@ -187,10 +187,8 @@ def encode_input(text: str) -> dict[str, str]:
     return {"utf8_b64": base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")}
 
 
-def decode_input(data: dict[str, str] | str) -> str:
-    """The input saved by `encode_input` (a plain string: saved by an older runner, as JSON text)."""
-    if isinstance(data, str):
-        return data
+def decode_input(data: dict[str, str]) -> str:
+    """The input saved by `encode_input`."""
     return base64.b64decode(data["utf8_b64"]).decode("utf-8", "surrogatepass")
 
 

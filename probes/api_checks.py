@@ -393,17 +393,18 @@ def base_class_for_causal_lm(ctx: PhaseContext, fixed: bool) -> None:
 
 
 def use_cache_warning(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
-    """Training forwards with gradient checkpointing and use_cache=True: affected releases print the
-    warning once per layer per forward instead of once."""
+    """Rollouts from the training model (train mode, gradient checkpointing on), as GRPO/online
+    trainers do: affected releases log the decoder layer's cache message once per layer per step
+    instead of once. The fix generates without the cache."""
     import logging
 
-    hits: list[str] = []
+    layer_msgs: list[str] = []
 
     class Count(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             msg = record.getMessage()
-            if "use_cache" in msg and "gradient checkpointing" in msg:
-                hits.append(msg)
+            if msg.startswith("Caching is incompatible with gradient checkpointing"):
+                layer_msgs.append(msg)
 
     logging.getLogger("transformers").addHandler(Count())
     tok = _tok(ctx)
@@ -411,10 +412,11 @@ def use_cache_warning(ctx: PhaseContext, fixed: bool) -> PhaseOutput:
     model.gradient_checkpointing_enable()
     model.train()
     ids = tok(["Hello there"], return_tensors="pt").input_ids.to(ctx.device)
-    for _ in range(3):
-        model(input_ids=ids, labels=ids, use_cache=not fixed)
-    _say(f"use_cache warning printed {len(hits)} time(s) in 3 forwards")
-    return {"detected": len(hits) > 1, "check_matcher": False, "detail": f"{len(hits)} warnings in 3 forwards"}
+    for _ in range(2):
+        model.generate(ids, max_new_tokens=3, do_sample=False, use_cache=not fixed)
+        model(input_ids=ids, labels=ids).loss.backward()
+    _say(f"per-layer cache message logged {len(layer_msgs)} time(s) in 2 rollouts + 2 training steps")
+    return {"detected": len(layer_msgs) > 1, "check_matcher": False, "detail": f"{len(layer_msgs)} layer messages"}
 
 
 def torch_load_checkpoint(ctx: PhaseContext, fixed: bool) -> None:

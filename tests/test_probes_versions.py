@@ -41,3 +41,32 @@ def test_zero3_unwrap_confirmed_on_the_reporters_stack():
     assert _verdict(out["yours"]) == "confirmed", out["yours"]
     # the installed stack: not-reproduced where deepspeed is installed here, skipped where it is not
     assert _verdict(out["installed"]) in ("not-reproduced", "skipped"), out["installed"]
+
+
+# API checks whose failure the installed releases fixed: on a stack from before the fix each one
+# confirms (the real call fails with the case's symptom, the documented fix clears it), on the
+# installed one it does not. Two stacks cover them: the lora-gc one above (reused from the cache)
+# and one from mid-2025 with an old peft.
+OLD_PEFT_014 = "trl==0.15.2,transformers==4.49.0,peft==0.14.0"
+OLD_PEFT_07 = "trl==0.19.1,transformers==4.53.3,peft==0.7.1"
+
+
+@pytest.mark.parametrize(
+    ("case", "pins"),
+    [
+        ("dpo-ref-model-with-peft-config", OLD_PEFT_014),
+        ("state-dict-override-empty-adapter-443-bytes", OLD_PEFT_014),
+        ("trainer-label-names-peftmodel-warning", OLD_PEFT_014),
+        ("use-cache-with-gradient-checkpointing-warning", OLD_PEFT_07),
+        ("prefix-tuning-legacy-tuple-past-key-values", OLD_PEFT_07),
+        ("adapter-config-newer-peft-keys", OLD_PEFT_07),
+        ("adapter-config-removed-legacy-peft-keys", OLD_PEFT_07),
+        ("peftmodel-generate-positional-args", OLD_PEFT_07),
+        ("all-linear-unsupported-old-peft", OLD_PEFT_07),
+    ],
+)
+def test_fixed_api_failure_confirmed_on_an_affected_stack(case: str, pins: str):
+    out = _side_by_side(case, pins)
+    assert _verdict(out["yours"]) == "confirmed", out["yours"]
+    assert _verdict(out["installed"]) == "not-reproduced", out["installed"]
+    assert out["conclusion"].startswith("upgrading fixes it"), out["conclusion"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from probes.envs import EnvBuildError, Pins, VersionSpecError, ensure_env, parse_versions, versions_from_environment
@@ -49,13 +50,23 @@ def run_versions(args: argparse.Namespace, spec: Any) -> int:
     pins = pins_from_args(args)
     kw = probe_kwargs(args, spec)
     yours = StackResult(label="your versions", versions=dict(pins.pins))
-    try:
-        py = ensure_env(pins, on_status=lambda m: print(f"[probe] {m}", file=sys.stderr, flush=True))
-        yours.result = _run_with_progress(args.case_id, python=str(py), **kw).model_dump(mode="json")
-    except EnvBuildError as exc:
-        yours.error = str(exc)
     installed = StackResult(label="installed versions", versions=_installed(sorted(pins.pins)))
-    installed.result = _run_with_progress(args.case_id, **kw).model_dump(mode="json")
+
+    def run_yours() -> None:
+        try:
+            py = ensure_env(pins, on_status=lambda m: print(f"[probe yours] {m}", file=sys.stderr, flush=True))
+            yours.result = _run_with_progress(args.case_id, python=str(py), label="yours", **kw).model_dump(mode="json")
+        except EnvBuildError as exc:
+            yours.error = str(exc)
+
+    def run_installed() -> None:
+        installed.result = _run_with_progress(args.case_id, label="installed", **kw).model_dump(mode="json")
+
+    # the two stacks run in separate worker processes: side by side they share the cores and the
+    # wall time is the slower stack's, not the sum
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for fut in [pool.submit(run_yours), pool.submit(run_installed)]:
+            fut.result()
     cmp = Comparison(case_id=args.case_id, yours=yours, installed=installed)
     print(cmp.to_json() if args.format == "json" else cmp.render_text())
     return 1 if "error" in (yours.verdict, installed.verdict) else 0

@@ -218,8 +218,9 @@ def _note_run_spec(result, spec) -> None:
         result.notes.insert(0, "your run's settings: " + spec.describe())
 
 
-def _run_with_progress(case_id: str, *, verbose: bool = False, **kw):
-    """`run_probe` with progress on stderr: a spinner on a terminal, `[probe] …` lines otherwise."""
+def _run_with_progress(case_id: str, *, verbose: bool = False, label: str | None = None, **kw):
+    """`run_probe` with progress on stderr: a spinner on a terminal, `[probe] …` lines otherwise.
+    With `label` (runs side by side) always labelled lines: two spinners cannot share a terminal."""
     from contextlib import nullcontext
 
     from rich.console import Console
@@ -227,13 +228,14 @@ def _run_with_progress(case_id: str, *, verbose: bool = False, **kw):
     from probes.harness import run_probe
 
     err = Console(stderr=True)
-    status_ctx = err.status("starting probe …", spinner="dots") if err.is_terminal else None
+    status_ctx = err.status("starting probe …", spinner="dots") if err.is_terminal and label is None else None
+    tag = f"[probe {label}]" if label else "[probe]"
 
     def on_status(msg: str) -> None:
         if status_ctx is not None:
             status_ctx.update(msg)
         else:
-            print(f"[probe] {msg}", file=sys.stderr, flush=True)
+            print(f"{tag} {msg}", file=sys.stderr, flush=True)
 
     def on_output(line: str) -> None:
         if verbose:

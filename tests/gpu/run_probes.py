@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 #: Qwen2.5-0.5B's published architecture (config.json of Qwen/Qwen2.5-0.5B), random weights.
-QWEN25_05B = dict(
+QWEN25_05B: dict[str, Any] = dict(
     hidden_size=896,
     intermediate_size=4864,
     num_hidden_layers=24,
@@ -52,7 +52,6 @@ def build_model(shape: str, outdir: Path) -> Path:
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,
         bos_token_id=None,
-        torch_dtype="bfloat16",
     )
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16)

@@ -176,3 +176,20 @@ def test_bare_error_line_counts_as_the_error(kb):
     )
     st = structural(case, other, {}, set())
     assert (st.values["msg"], st.values["text"]) == (0.0, 1.0)
+
+
+def test_dotted_exception_names_in_a_case_match_the_parsed_type(kb):
+    """Cases name exceptions as users see them (`torch.OutOfMemoryError`); the parser gives the
+    short type. A case listing only dotted names used to count a real OOM as the wrong exception."""
+    from assistant.match.structural import structural
+
+    case = next(c for c in kb.cases.values() if c.symptoms.exceptions and all("." in e for e in c.symptoms.exceptions))
+    short = case.symptoms.exceptions[0].rsplit(".", 1)[-1]
+    report = parse_text(
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    trainer.train()\n'
+        f"{case.symptoms.exceptions[0]}: something failed\n"
+    )
+    assert report.primary is not None and report.primary.short_type == short
+    assert structural(case, report, {}, set()).values["exc"] == 1.0
+    other = parse_text("Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nKeyError: 'x'\n")
+    assert structural(case, other, {}, set()).values["exc"] == -1.0

@@ -35,6 +35,12 @@ def _has_message(report: Report) -> bool:
 
 
 @lru_cache(maxsize=1024)
+def _short_types(exceptions: tuple[str, ...]) -> frozenset[str]:
+    """A case's exception names as the parser gives them (`torch.OutOfMemoryError` -> `OutOfMemoryError`)."""
+    return frozenset(e.rsplit(".", 1)[-1] for e in exceptions)
+
+
+@lru_cache(maxsize=1024)
 def _lower_keywords(keywords: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(k.lower() for k in keywords)
 
@@ -72,7 +78,7 @@ def structural(
     s.evidence = hits + text_hits + logs + mets
     if report.primary is not None and case.symptoms.exceptions:
         types = {e.short_type for e in report.chain}
-        s.values["exc"] = 1.0 if types & set(case.symptoms.exceptions) else -1.0
+        s.values["exc"] = 1.0 if types & _short_types(tuple(case.symptoms.exceptions)) else -1.0
     else:
         s.values["exc"] = 0.0
     if case.context.frames and packages:

@@ -81,18 +81,18 @@ def run(case_ids: list[str], model: Path, device: str, timeout: float) -> list[d
     for case in case_ids:
         t0 = time.perf_counter()
         res = run_probe(case, model=str(model), device=device, timeout=timeout)
+        verdict, seconds, note = str(res.verdict.value), round(time.perf_counter() - t0, 1), (res.notes or [""])[0]
         rows.append(
             {
                 "case": case,
                 "probe": CASE_TO_PROBE[case],
-                "verdict": str(res.verdict.value),
-                "seconds": round(time.perf_counter() - t0, 1),
-                "note": (res.notes or [""])[0],
+                "verdict": verdict,
+                "seconds": seconds,
+                "note": note,
                 "environment": res.environment,
             }
         )
-        r = rows[-1]
-        print(f"| {case} | {r['probe']} | {r['verdict']} | {r['seconds']} | {r['note'][:120]} |", flush=True)
+        print(f"| {case} | {CASE_TO_PROBE[case]} | {verdict} | {seconds} | {note[:120]} |", flush=True)
     return rows
 
 

@@ -1,7 +1,8 @@
 """The healthy-log check of `kb validate`: no symptom pattern may fire on a log of a run that is fine.
 
 `kb/logs/healthy/*.log` are real logs of healthy tiny training runs (SFT, DPO, GRPO, KTO, reward
-modelling, plain Trainer, DDP over gloo; built by `scripts/make_logs.py`). Their progress bars,
+modelling, plain Trainer, DDP over gloo; built by `scripts/make_logs.py`) plus published logs of healthy
+runs (SOURCES.md there says which and where from). Their progress bars,
 INFO lines, warnings and metric lines are what every user's log carries around the error, so a
 message or log pattern that matches there would make a case the answer for a run that is fine.
 """

@@ -193,3 +193,25 @@ def test_dotted_exception_names_in_a_case_match_the_parsed_type(kb):
     assert structural(case, report, {}, set()).values["exc"] == 1.0
     other = parse_text("Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nKeyError: 'x'\n")
     assert structural(case, other, {}, set()).values["exc"] == -1.0
+
+
+def test_typographic_quotes_and_spaces_match_like_the_ascii_paste(matcher):
+    """Pasted through a chat app or a rich-text issue renderer, a traceback's quotes become ‘ ’ “ ”
+    and spaces become non-breaking ones; every real fixture whose error line quotes something must
+    still get the case it gets as printed (a curly-quoted prefix-tuning error used to abstain at 0.06)."""
+    from tests.conftest import shared_reports
+
+    trans = str.maketrans({"'": "\u2019", '"': "\u201d", " ": "\u00a0"})
+    tried = same = 0
+    for _cid, text in shared_reports():
+        last = [ln for ln in text.splitlines() if "Error: " in ln and "'" in ln]
+        if not last:
+            continue
+        curly = text.replace(last[-1], last[-1].translate(trans))
+        assert curly != text
+        plain_top = matcher.rank(parse_text(text))[0]
+        curly_top = matcher.rank(parse_text(curly))[0]
+        tried += 1
+        same += plain_top.case_id == curly_top.case_id and abs(plain_top.prob - curly_top.prob) < 1e-3
+    print(f"typographic pastes: {same}/{tried} identical to the ASCII paste")
+    assert tried >= 40 and same == tried

@@ -37,6 +37,25 @@ INLINE_CODE_RE = re.compile(r"^(\s*)`([^`].*?)`?\s*$")
 QUOTE_RE = re.compile(r"^\s*>\s?")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 HTML_RE = re.compile(r"&(?:lt|gt|amp|quot|#39|#x27|#34);")
+#: what chat apps, issue renderers and word processors put in place of the characters a traceback
+#: prints: typographic quotes, non-breaking and zero-width spaces (matched as the ASCII originals)
+_TYPOGRAPHIC = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u00a0": " ",
+        "\u202f": " ",
+        "\u2007": " ",
+        "\u200b": None,
+        "\ufeff": None,
+    }
+)
+_TYPOGRAPHIC_RE = re.compile("[\u2018\u2019\u201a\u2032\u201c\u201d\u201e\u00a0\u202f\u2007\u200b\ufeff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +77,14 @@ def valid_unicode(text: str) -> str:
         return _SURROGATE_RE.sub("\ufffd", text)
 
 
+def ascii_punctuation(text: str) -> str:
+    """*text* with typographic quotes and special spaces as the ASCII characters a traceback prints."""
+    return text.translate(_TYPOGRAPHIC) if _TYPOGRAPHIC_RE.search(text) else text
+
+
 def clean_text(text: str) -> list[Line]:
     """Split *text* into cleaned lines."""
-    text = valid_unicode(text)
+    text = ascii_punctuation(valid_unicode(text))
     if HTML_RE.search(text):
         text = html.unescape(text)
     text = text.replace("\r\n", "\n")

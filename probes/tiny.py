@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 CHATML = (
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content']"
@@ -98,8 +99,18 @@ def _small_dims(cfg, *, hidden: int = 64, layers: int = 2, heads: int = 4, kv_he
     return cfg
 
 
-def build_tiny(outdir: str | os.PathLike, arch: str = "qwen2", hidden: int = 64, layers: int = 2) -> Path:
-    """Build and ``save_pretrained`` a tiny causal LM + tokenizer into *outdir*."""
+def build_tiny(
+    outdir: str | os.PathLike,
+    arch: str = "qwen2",
+    hidden: int = 64,
+    layers: int = 2,
+    *,
+    overrides: dict[str, Any] | None = None,
+    dtype: Any = None,
+) -> Path:
+    """Build and ``save_pretrained`` a tiny causal LM + tokenizer into *outdir*. *overrides*
+    replace config fields (a real model's shape: tests/gpu/run_probes.py), *dtype* the weights'
+    dtype (float32 by default)."""
     import torch
     from transformers import AutoModelForCausalLM, GenerationConfig
 
@@ -119,6 +130,7 @@ def build_tiny(outdir: str | os.PathLike, arch: str = "qwen2", hidden: int = 64,
         pad_token_id=tok.pad_token_id,
         bos_token_id=None,
     )
+    common.update(overrides or {})
     C: type
     if arch == "qwen2":
         from transformers import Qwen2Config as C
@@ -129,6 +141,8 @@ def build_tiny(outdir: str | os.PathLike, arch: str = "qwen2", hidden: int = 64,
     cfg = C(**common)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg)
+    if dtype is not None:
+        model = model.to(dtype)
     model.generation_config = GenerationConfig(
         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None
     )

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from assistant.kb.model import Case, Effect
 from assistant.match.symptoms import log_hits, message_hits, metric_hits
-from assistant.parse.model import Report
+from assistant.parse.model import Report, short_exception_name
 
 #: a setting the case says makes it more likely: +SETTING_MORE when the report has that value, minus
 #: it when the report has another; a setting that makes the case less likely costs SETTING_LESS
@@ -37,7 +37,7 @@ def _has_message(report: Report) -> bool:
 @lru_cache(maxsize=1024)
 def _short_types(exceptions: tuple[str, ...]) -> frozenset[str]:
     """A case's exception names as the parser gives them (`torch.OutOfMemoryError` -> `OutOfMemoryError`)."""
-    return frozenset(e.rsplit(".", 1)[-1] for e in exceptions)
+    return frozenset(map(short_exception_name, exceptions))
 
 
 @lru_cache(maxsize=1024)

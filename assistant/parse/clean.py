@@ -55,7 +55,7 @@ _TYPOGRAPHIC = str.maketrans(
         "\ufeff": None,
     }
 )
-_TYPOGRAPHIC_RE = re.compile("[\u2018\u2019\u201a\u2032\u201c\u201d\u201e\u00a0\u202f\u2007\u200b\ufeff]")
+_TYPOGRAPHIC_RE = re.compile("[" + "".join(map(chr, _TYPOGRAPHIC)) + "]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,11 @@ from assistant.vocab import PACKAGES
 FRAME_PACKAGES = PACKAGES
 
 
+def short_exception_name(name: str) -> str:
+    """An exception's class name without its module (`torch.OutOfMemoryError` -> `OutOfMemoryError`)."""
+    return name.rsplit(".", 1)[-1]
+
+
 class Frame(BaseModel):
     """One traceback frame."""
 
@@ -35,7 +40,7 @@ class ExceptionInfo(BaseModel):
 
     @property
     def short_type(self) -> str:
-        return self.exception.rsplit(".", 1)[-1]
+        return short_exception_name(self.exception)
 
 
 class MetricRow(BaseModel):

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant.parse.model import short_exception_name
+
 #: cosine similarity above which two unmatched issues count as near-duplicates (see docs/triage.md)
 DUP_THRESHOLD = 0.90
 
@@ -88,7 +90,8 @@ def error_key(exception: str | None, message: str) -> str:
         return ""
     first = (message or "").strip().splitlines()[0] if message and message.strip() else ""
     first = _HEAD_NUM.sub("#", first)[:90].strip()
-    return f"{exception.rsplit('.', 1)[-1]}: {first}" if first else exception.rsplit(".", 1)[-1]
+    name = short_exception_name(exception)
+    return f"{name}: {first}" if first else name
 
 
 @dataclass

@@ -38,28 +38,14 @@ QWEN25_05B: dict[str, Any] = dict(
 
 
 def build_model(shape: str, outdir: Path) -> Path:
-    """Save a model of *shape* ("qwen2.5-0.5b" or "tiny") with the built-in tokenizer."""
-    from probes.tiny import build_tiny, build_tokenizer
+    """Save a model of *shape* ("qwen2.5-0.5b" in bf16, or "tiny") with the built-in tokenizer."""
+    from probes.tiny import build_tiny
 
     if shape == "tiny":
         return build_tiny(outdir)
     import torch
-    from transformers import AutoModelForCausalLM, GenerationConfig, Qwen2Config
 
-    tok = build_tokenizer()
-    cfg = Qwen2Config(
-        **QWEN25_05B,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-        bos_token_id=None,
-    )
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16)
-    model.generation_config = GenerationConfig(eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    outdir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(outdir)
-    tok.save_pretrained(outdir)
-    return outdir
+    return build_tiny(outdir, overrides=QWEN25_05B, dtype=torch.bfloat16)
 
 
 def cases(only: list[str] | None) -> list[str]:

@@ -131,6 +131,30 @@ def test_version_verdicts(kb):
     assert verdict(case, {})[0] == "unknown"
 
 
+def test_version_older_than_the_range_predates_it(kb):
+    """A version below a case's `introduced` bound is not "fixed": it predates the change (a real
+    report: `evaluation_strategy` rejected by transformers 3.3.1, long before its 4.51 removal)."""
+    from assistant.match.versions import RULED_OUT, verdict
+
+    case = kb.cases["evaluation-strategy-removed-transformers-4.51"]
+    v, detail = verdict(case, {"transformers": "3.3.1"})
+    assert v == "predates-affected" and "3.3.1" in detail and "4.51.0" in detail
+    assert v in RULED_OUT
+    assert verdict(case, {"transformers": "4.51.3"})[0] == "affected"
+    # a dev build of the introducing release may hold the change: not ruled out
+    assert verdict(case, {"transformers": "4.51.0.dev0"})[0] == "affected"
+    assert verdict(case, {"transformers": "4.50.0.dev0"})[0] == "predates-affected"
+
+
+def test_dev_build_of_the_fix_release_is_not_past_the_fix(kb):
+    from assistant.match.versions import verdict
+
+    case = kb.cases["grpo-zero3-unwrapped-model-no-optimizer"]
+    fixed = next(r.fixed for a in case.affected if a.package == "trl" for r in a.ranges if r.fixed)
+    assert verdict(case, {"trl": fixed + ".dev0"})[0] == "affected"
+    assert verdict(case, {"trl": fixed})[0] == "fixed-in-your-version"
+
+
 def test_fixed_version_demotes(matcher):
     text = (ROOT / "examples" / "grpo-zero3-multirank.log").read_text()
     old = matcher.diagnose(parse_text(text))

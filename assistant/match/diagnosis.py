@@ -12,7 +12,7 @@ Confidence = Literal["high", "medium", "low"]
 
 
 class VersionVerdict(BaseModel):
-    verdict: Literal["affected", "fixed-in-your-version", "unknown"]
+    verdict: Literal["affected", "fixed-in-your-version", "predates-affected", "unknown"]
     detail: str
 
 

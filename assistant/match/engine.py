@@ -23,6 +23,7 @@ from assistant.match.encoder import Encoder
 from assistant.match.fuse import FEATURES, Model
 from assistant.match.query import query_text
 from assistant.match.structural import error_text, structural
+from assistant.match.versions import RULED_OUT
 from assistant.match.versions import verdict as version_verdict
 from assistant.parse.model import Report
 
@@ -158,7 +159,7 @@ class Matcher:
                 "bm25": bm[i],
                 "bm25_abs": bm_abs[i],
                 **st.values,
-                "version_ruled_out": 1.0 if vv[0] == "fixed-in-your-version" else 0.0,
+                "version_ruled_out": 1.0 if vv[0] in RULED_OUT else 0.0,
             }
             feats = np.array([row.get(f, 0.0) for f in FEATURES], dtype=np.float64)
             out.append(Candidate(cid, feats, 0.0, st.evidence, vv))

@@ -15,7 +15,7 @@ from assistant.report.console import capture
 from assistant.report.version_hint import version_detail
 
 _BADGE = {"high": "bold green", "medium": "bold yellow", "low": "bold red"}
-_VERSION = {"affected": "red", "fixed-in-your-version": "green", "unknown": "dim"}
+_VERSION = {"affected": "red", "fixed-in-your-version": "green", "predates-affected": "green", "unknown": "dim"}
 
 
 def render_text(d: Diagnosis, console: Console | None = None) -> str:

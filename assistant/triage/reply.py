@@ -29,6 +29,12 @@ def version_advice(m: Match) -> list[str]:
             "training nodes); if they are current, this may be a different cause and a minimal "
             "reproduction would help."
         )
+    elif v == "predates-affected":
+        lines[0] += (
+            f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}, so this case only applies if "
+            "the environment that actually ran is newer than the one in the report; otherwise it may be "
+            "a different cause with the same message."
+        )
     elif m.version_packages:
         pk = ", ".join(m.version_packages)
         lines[0] += (

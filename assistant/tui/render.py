@@ -24,6 +24,7 @@ CONFIDENCE_STYLE = {
 VERSION_STYLE = {
     "affected": ("affected", "$text-warning"),
     "fixed-in-your-version": ("fixed in yours", "$text-success"),
+    "predates-affected": ("before range", "$text-success"),
     "unknown": ("ver ?", "$text-muted"),
 }
 

@@ -11,7 +11,7 @@ import pytest
 from assistant.parse import InputError, parse_bytes, parse_text
 from assistant.parse.clean import ascii_punctuation
 from assistant.parse.traceback import EXC_RE, SPELLED_EXC_RE
-from tests.conftest import oos_reports, shared_reports
+from tests.conftest import ROOT, oos_reports, shared_reports
 
 ALL = shared_reports() + [("oos", t) for t in oos_reports()]
 
@@ -304,3 +304,58 @@ def test_exception_names_spelled_as_words_in_prose(text, exc, msg):
 def test_spelled_exception_never_beats_a_real_traceback():
     text = 'I saw a runtime error: something odd\nTraceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: real one\n'
     assert parse_text(text).primary.exception == "ValueError"
+
+
+def _settings_by_full_scan(text: str, ranks: list[int]) -> dict:
+    """`find_settings` as a plain top-to-bottom search of every regex (the reference)."""
+    from assistant.parse import environment as env
+
+    out: dict = {}
+    for name, rx in env.BOOL_SETTINGS.items():
+        m = rx.search(text)
+        if m:
+            out[name] = m.group("v").lower() in ("true", "1")
+    for name, rx in env.INT_SETTINGS.items():
+        m = rx.search(text)
+        if m:
+            out[name] = int(m.group("v"))
+    low = text.lower()
+    for name, rx in env.FLAG_SIGNALS.items():
+        if name not in out and rx.search(low):
+            out[name] = True
+    if "zero_stage" not in out and env.ZERO3_RE.search(text):
+        out["zero_stage"] = 3
+    if out.get("load_in_4bit") or out.get("load_in_8bit"):
+        out["quantization"] = True
+    if "master_port" not in out:
+        pm = env.C10D_PORT_RE.search(text)
+        if pm:
+            out["master_port"] = int(pm.group(1))
+    m = env.VLLM_MODE_RE.search(text)
+    if m:
+        out["vllm_mode"] = m.group(1)
+    if ranks and "world_size" not in out and len(ranks) > 1:
+        out["world_size"] = max(ranks) + 1
+    return out
+
+
+def test_anchored_settings_search_finds_what_a_full_scan_finds():
+    """The settings search starts each regex at its first anchor; on every real text we have
+    (fixtures, healthy and failing logs, eval reports) it must give what a full scan gives."""
+    import json
+
+    from assistant.parse.environment import find_settings
+
+    kb = ROOT / "kb"
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(kb.glob("fixtures/*/*.txt"))]
+    logs = sorted(kb.glob("logs/**/*.log")) + sorted((ROOT / "examples").glob("*.log"))
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in logs]
+    for f in sorted(kb.glob("eval/*.jsonl")):
+        texts += [json.loads(x)["text"] for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
+    assert len(texts) > 800
+    found = 0
+    for t in texts:
+        want = _settings_by_full_scan(t, [0, 1])
+        assert find_settings(t, [0, 1]) == want
+        found += len(want) > 1
+    assert found > 100  # the corpus exercises the settings, not only empty results

@@ -106,11 +106,14 @@ def test_kb_readme_shows_the_current_table():
 def test_out_of_scope_reports_from_the_sample_are_labelled_none_there():
     """An out-of-scope report teaches the matcher to abstain; one that comes from the coverage sample
     must still be labelled "none" there (a case written for it later moves it out of the OOS set)."""
+    from assistant.match.evaluate import oos_path
+
     root = default_kb_dir()
-    labels = {
-        r["url"]: r["label"] for r in map(json.loads, (root / "coverage" / "sample.jsonl").read_text().splitlines())
-    }
-    oos = [json.loads(x)["url"] for x in (root / "eval" / "out_of_scope.jsonl").read_text().splitlines() if x.strip()]
+    issues, problems = read_sample(root / "coverage" / "sample.jsonl")
+    assert problems == []
+    labels = {issue.url: issue.label for _, issue in issues}
+    lines = oos_path(root).read_text(encoding="utf-8").splitlines()
+    oos = [json.loads(x)["url"] for x in lines if x.strip()]
     assert len(oos) == len(set(oos))
     shared = [u for u in oos if u in labels]
     assert shared  # the sample's uncovered rows are a source of real OOS reports

@@ -17,21 +17,22 @@ def version_advice(m: Match) -> list[str]:
     """Markdown lines on versions: what to upgrade, or what to share when versions are unknown."""
     targets = _upgrade_targets(m)
     v = m.versions.verdict
+    detail = m.versions.detail[:1].upper() + m.versions.detail[1:]
     lines = ["**Versions.**"]
     if v == "affected":
-        lines[0] += f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}."
+        lines[0] += f" {detail}."
         if targets:
             lines[0] += " Upgrading to " + ", ".join(targets) + " fixes it."
     elif v == "fixed-in-your-version":
         lines[0] += (
-            f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}. Since your versions look past the "
+            f" {detail}. Since your versions look past the "
             "fix, please double-check the versions of the environment that actually ran (e.g. the "
             "training nodes); if they are current, this may be a different cause and a minimal "
             "reproduction would help."
         )
     elif v == "predates-affected":
         lines[0] += (
-            f" {m.versions.detail[0].upper()}{m.versions.detail[1:]}, so this case only applies if "
+            f" {detail}, so this case only applies if "
             "the environment that actually ran is newer than the one in the report; otherwise it may be "
             "a different cause with the same message."
         )

@@ -239,3 +239,59 @@ def test_typographic_quotes_and_spaces_match_like_the_ascii_paste(matcher):
         same += plain_top.case_id == curly_top.case_id and abs(plain_top.prob - curly_top.prob) < 1e-3
     print(f"typographic pastes: {same}/{tried} identical to the ASCII paste")
     assert tried >= 40 and same == tried
+
+
+def test_a_paste_that_lost_its_backticks_still_matches(kb):
+    """GitHub renders `name` as code and drops the backticks, so a pasted message loses them (real
+    report, peft#1702: "Must flatten tensors with uniform requires_grad when use_orig_params=False",
+    torch prints both names in backticks). Every real fixture whose message evidence sits on a line
+    with backticks keeps it when the backticks are removed."""
+    from assistant.match.structural import structural
+
+    case = kb.cases["fsdp-nonuniform-requires-grad"]
+    pasted = parse_text(
+        'The FSDP example fails to run with "ValueError: Must flatten tensors with uniform requires_grad '
+        'when use_orig_params=False"\n```\naccelerate launch --config_file "configs/fsdp_config.yaml"  train.py\n```\n'
+        "ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False\n"
+    )
+    assert structural(case, pasted, {}, set()).values["msg"] == 1.0
+    tried = 0
+    for cid, case in kb.cases.items():
+        for text in kb.positives.get(cid, []):
+            report = parse_text(text)
+            if structural(case, report, {}, set()).values["msg"] != 1.0 or "`" not in error_line(report):
+                continue
+            tried += 1
+            bare = parse_text(text.replace("`", ""))
+            assert structural(case, bare, {}, set()).values["msg"] == 1.0, cid
+    assert tried >= 5
+
+
+def error_line(report) -> str:
+    from assistant.match.structural import error_text
+
+    return error_text(report)
+
+
+def test_a_message_cut_at_the_end_of_its_line_still_matches(kb):
+    """A user pastes the message without its trailing path (real report, tloen/alpaca-lora#469:
+    "ValueError: Can't find 'adapter_config.json'", peft prints "... at '<path>'"): most of the
+    literal pattern ending a line counts; a short head of it, or the same words going on with
+    something else, does not."""
+    from assistant.match.symptoms import TRUNCATED_SHARE, first_match, message_hits
+
+    case = kb.cases["adapter-config-missing-wrong-path-or-checkpoint"]
+    assert message_hits(
+        case, "I pass in the correct base model but it says\n\nValueError: Can't find 'adapter_config.json'\n"
+    )
+    assert message_hits(case, "ValueError: Can't find 'adapter_config.json'.")
+    assert not message_hits(case, "ValueError: Can't find the folder\n")
+    assert not message_hits(case, "ValueError: Can't find 'adapter_config.json' because the disk is gone\n")
+    # every literal message pattern of the KB: its first TRUNCATED_SHARE never counts on its own
+    for c in kb.cases.values():
+        for p in c.symptoms.messages:
+            if p.kind.value != "literal" or len(p.pattern) < 40:
+                continue
+            head = p.pattern[: int(len(p.pattern) * TRUNCATED_SHARE) - 2].rsplit(" ", 1)[0]
+            assert first_match(p, f"Error: {head}\n") is None, (c.id, head)
+            assert first_match(p, f"Error: {p.pattern}\n") is not None, (c.id, p.pattern)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 
 from assistant.kb.model import Case, MetricCondition, MetricOp, Pattern
@@ -84,6 +85,83 @@ def _search(p: Pattern, text: str, low: str | None):
     return p.compiled().search(text)
 
 
+# -- loose matching: the same message as a user pastes it ------------------------------------------
+#: quoting that a paste loses or changes: GitHub renders `name` as code and drops the backticks,
+#: and another release (or a translation) may quote a name with ' or " or not at all
+_BACKTICK = "`"
+_QUOTES = str.maketrans("", "", "`'\"")
+#: a literal pattern cut short in the paste (the message went on with a path, or the paste stops at
+#: the line's end) still counts when at least this share of it, and this many characters, is there
+TRUNCATED_SHARE = 0.75
+TRUNCATED_MIN = 24
+
+
+@lru_cache(maxsize=16)
+def _loose_text(text: str) -> tuple[str, str, str]:
+    """*text* without backticks (for regexes), and lower-cased without any quote character (for
+    literals), plus that text's lower-cased form; newlines are kept, so line numbers still agree."""
+    no_bt = text.replace(_BACKTICK, "")
+    return no_bt, text.translate(_QUOTES).lower(), no_bt.lower()
+
+
+@lru_cache(maxsize=4096)
+def _loose_regex(pattern: str) -> re.Pattern[str] | None:
+    """*pattern* with its backticks dropped (None when it has none: the strict search decided)."""
+    if _BACKTICK not in pattern:
+        return None
+    try:
+        return re.compile(pattern.replace("\\`", "").replace(_BACKTICK, ""), re.IGNORECASE)
+    except re.error:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _loose_literal(pattern: str) -> tuple[str, tuple[re.Pattern[str], ...]]:
+    """A literal pattern without quotes, lower-cased, and the end-of-line searches for its
+    truncations (longest first, cut at word boundaries, `TRUNCATED_SHARE` of it at least)."""
+    loose = pattern.translate(_QUOTES).lower().strip()
+    cuts: list[re.Pattern[str]] = []
+    if len(loose) >= TRUNCATED_MIN:
+        floor = max(TRUNCATED_MIN, int(len(loose) * TRUNCATED_SHARE))
+        for m in reversed(list(re.finditer(r"\s+", loose))):
+            head = loose[: m.start()].rstrip(" ,:;")
+            if len(head) < floor:
+                break
+            cuts.append(re.compile(re.escape(head) + r"[ \t.:,;]*$", re.MULTILINE))
+    return loose, tuple(cuts)
+
+
+def _loose_search(p: Pattern, text: str) -> int | None:
+    """Line number of *p*'s first loose match in *text*: backticks and quotes ignored, and a literal
+    pattern cut off at a line's end accepted (`TRUNCATED_SHARE`). None when there is none."""
+    no_bt, bare, no_bt_low = _loose_text(text)
+    if p.kind.value == "regex":
+        rx = _loose_regex(p.pattern)
+        if rx is None:
+            return None
+        lit = required_literal(p.pattern.replace(_BACKTICK, ""), "regex")
+        if lit and lit not in no_bt_low:
+            return None
+        m = rx.search(no_bt)
+        return None if m is None else no_bt.count("\n", 0, m.start())
+    loose, cuts = _loose_literal(p.pattern)
+    at = bare.find(loose)
+    if at == -1:
+        if not cuts or loose[:TRUNCATED_MIN] not in bare:  # every cut starts with this head
+            return None
+        for rx in cuts:
+            m = rx.search(bare)
+            if m:
+                return bare.count("\n", 0, m.start())
+        return None
+    return bare.count("\n", 0, at)
+
+
+def _line_number(text: str, n: int) -> str:
+    line = text.split("\n", n + 1)[n].strip() if n <= text.count("\n") else ""
+    return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
+
+
 def _line_around(text: str, start: int, end: int) -> str:
     a = text.rfind("\n", 0, start) + 1
     b = text.find("\n", end)
@@ -95,7 +173,10 @@ def first_match(p: Pattern, text: str) -> str | None:
     """The line around *p*'s first match in *text*, or None."""
     text = cap_lines(text)
     m = _search(p, text, None)
-    return _line_around(text, m.start(), m.end()) if m else None
+    if m:
+        return _line_around(text, m.start(), m.end())
+    n = _loose_search(p, text)
+    return None if n is None else _line_number(text, n)
 
 
 @lru_cache(maxsize=16)
@@ -117,6 +198,10 @@ def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
         m = _search(p, text, low)
         if m:
             out.append(_line_around(text, m.start(), m.end()))
+            continue
+        n = _loose_search(p, text)
+        if n is not None:
+            out.append(_line_number(text, n))
     return out
 
 

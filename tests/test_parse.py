@@ -359,3 +359,35 @@ def test_anchored_settings_search_finds_what_a_full_scan_finds():
         assert find_settings(t, [0, 1]) == want
         found += len(want) > 1
     assert found > 100  # the corpus exercises the settings, not only empty results
+
+
+@pytest.mark.parametrize(
+    ("fixture", "exception", "message"),
+    [
+        # the issue title names the error, the pasted [rank5] traceback stops inside from_pretrained
+        (
+            "zero3-init-weights-padding-idx-empty-shard/report-2.txt",
+            "IndexError",
+            "index 0 is out of bounds for dimension 0 with size 0",
+        ),
+        # a sentence above the paste names it ("... 出现这个问题：NotImplementedError: ..."), the traceback stops at main()
+        (
+            "accelerate-rtx40-p2p-ib-check-old-driver/report-2.txt",
+            "NotImplementedError",
+            "Using RTX 4000 series doesn't support faster communication",
+        ),
+    ],
+)
+def test_a_traceback_cut_before_its_error_takes_the_error_the_user_stated(fixture, exception, message):
+    """Real reports whose traceback stops before its exception line while the title or a sentence
+    states the error: the stated error is the primary one, with the traceback's frames."""
+    text = (ROOT / "kb" / "fixtures" / fixture).read_text(encoding="utf-8")
+    report = parse_text(text)
+    assert report.primary is not None
+    assert report.primary.exception == exception
+    assert report.primary.message.startswith(message)
+    assert report.primary.frames  # the frames of the cut traceback are kept
+    # the same traceback without the statement stays an unnamed, truncated one
+    stated = next(ln for ln in text.splitlines() if f"{exception}:" in ln)
+    bare = parse_text(text.replace(stated, ""))
+    assert bare.primary is not None and bare.primary.exception == "<truncated traceback>"

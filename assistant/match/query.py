@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 8  # 8: typographic quotes and spaces read as ASCII (parse.clean.ascii_punctuation)
+QUERY_VERSION = 9  # 9: a truncated traceback takes its error from the title or prose (parse.parser._name_from_prose)
 
 
 def foreground(text: str, background: frozenset[str]) -> str:

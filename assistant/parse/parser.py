@@ -123,6 +123,23 @@ def _repair_truncated(chain: list[ExceptionInfo], chains: list[list[ExceptionInf
     return [best.model_copy(update={"frames": cut.frames})]
 
 
+def _name_from_prose(chain: list[ExceptionInfo], lines: list[Line]) -> list[ExceptionInfo]:
+    """A traceback cut before its exception line whose error the user stated in words elsewhere:
+    in the issue's title ("Train gemma3 1b error: IndexError: index 0 is out of bounds ...") or in
+    a sentence above the paste ("... 出现这个问题：NotImplementedError: Using RTX 4000 series ...").
+    The nearest such mention on the same rank names the error; the frames stay the traceback's."""
+    cut = chain[-1]
+    said = [
+        e
+        for e in loose_exceptions(lines)
+        if e.exception != TRUNC and not _is_knock_on(e) and (cut.rank is None or e.rank in (None, cut.rank))
+    ]
+    if not said:
+        return chain
+    best = min(said, key=lambda e: abs((e.line_no or 0) - (cut.line_no or 0)))
+    return [best.model_copy(update={"frames": cut.frames})]
+
+
 def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report:
     """Build a Report from cleaned lines (and the cleaned text they came from)."""
     ranks = sorted({ln.rank for ln in lines if ln.rank is not None})
@@ -143,6 +160,8 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
     report = Report(text=text, truncated=truncated, ranks=ranks)
     if primary_chain and primary_chain[-1].exception == TRUNC:
         primary_chain = _repair_truncated(primary_chain, chains)
+        if primary_chain[-1].exception == TRUNC:
+            primary_chain = _name_from_prose(primary_chain, lines)
     if primary_chain:
         outer_first = list(reversed(primary_chain))
         report.chain = outer_first

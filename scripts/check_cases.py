@@ -1,11 +1,10 @@
-"""Validate the given case files (schema + fixtures + related ids that exist so far).
+"""Validate the given case files (schema, fixtures, related ids of the KB's own cases), for drafting.
 
 .venv/bin/python scripts/check_cases.py kb/cases/a.yaml kb/cases/b.yaml
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -13,11 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from assistant.kb.load import load_case_file  # noqa: E402
+from assistant.match.symptoms import first_match  # noqa: E402
 from probes.registry import probe_ids  # noqa: E402
 
-ALL_IDS = {
-    json.loads(line)["case_id"] for line in (ROOT.parent / "shared/research/cases.jsonl").read_text().splitlines()
-}
+#: the case ids of the repository's KB (one file per case), plus those of the files being checked
+ALL_IDS = {p.stem for p in (ROOT / "kb/cases").glob("*.yaml")} | {Path(a).stem for a in sys.argv[1:]}
 
 bad = 0
 for arg in sys.argv[1:]:
@@ -37,16 +36,16 @@ for arg in sys.argv[1:]:
             if fx.file and not (ROOT / "kb/fixtures" / case.id / fx.file).is_file():
                 msgs.append(f"{path}: fixtures: missing file {fx.file}")
         # every positive fixture should hit at least one symptom pattern or be explained
-        pats = [p.compiled() for p in case.symptoms.messages + case.symptoms.log_patterns]
+        pats = case.symptoms.messages + case.symptoms.log_patterns
         for fx in case.fixtures.positive:
             text = fx.text or (ROOT / "kb/fixtures" / case.id / fx.file).read_text()
-            if pats and not any(p.search(text) for p in pats):
+            if pats and not any(first_match(p, text) for p in pats):
                 msgs.append(
                     f"{path}: note: positive {fx.file or 'inline'} hits no symptom pattern (ok only if it is a bare title / metrics table)"
                 )
         for fx in case.fixtures.negative:
             text = fx.text or ""
-            if any(p.search(text) for p in [p.compiled() for p in case.symptoms.messages]):
+            if any(first_match(p, text) for p in case.symptoms.messages):
                 msgs.append(f"{path}: negative fixture matches this case's own message pattern")
     for m in msgs:
         print(m)

@@ -246,7 +246,7 @@ def test_a_paste_that_lost_its_backticks_still_matches(kb):
     report, peft#1702: "Must flatten tensors with uniform requires_grad when use_orig_params=False",
     torch prints both names in backticks). Every real fixture whose message evidence sits on a line
     with backticks keeps it when the backticks are removed."""
-    from assistant.match.structural import structural
+    from assistant.match.structural import error_text, structural
 
     case = kb.cases["fsdp-nonuniform-requires-grad"]
     pasted = parse_text(
@@ -259,18 +259,12 @@ def test_a_paste_that_lost_its_backticks_still_matches(kb):
     for cid, case in kb.cases.items():
         for text in kb.positives.get(cid, []):
             report = parse_text(text)
-            if structural(case, report, {}, set()).values["msg"] != 1.0 or "`" not in error_line(report):
+            if structural(case, report, {}, set()).values["msg"] != 1.0 or "`" not in error_text(report):
                 continue
             tried += 1
             bare = parse_text(text.replace("`", ""))
             assert structural(case, bare, {}, set()).values["msg"] == 1.0, cid
     assert tried >= 5
-
-
-def error_line(report) -> str:
-    from assistant.match.structural import error_text
-
-    return error_text(report)
 
 
 def test_a_message_cut_at_the_end_of_its_line_still_matches(kb):

@@ -134,16 +134,17 @@ def _loose_literal(pattern: str) -> tuple[str, tuple[re.Pattern[str], ...]]:
 def _loose_search(p: Pattern, text: str) -> int | None:
     """Line number of *p*'s first loose match in *text*: backticks and quotes ignored, and a literal
     pattern cut off at a line's end accepted (`TRUNCATED_SHARE`). None when there is none."""
-    no_bt, bare, no_bt_low = _loose_text(text)
     if p.kind.value == "regex":
         rx = _loose_regex(p.pattern)
         if rx is None:
             return None
+        no_bt, _, no_bt_low = _loose_text(text)
         lit = required_literal(p.pattern.replace(_BACKTICK, ""), "regex")
         if lit and lit not in no_bt_low:
             return None
         m = rx.search(no_bt)
         return None if m is None else no_bt.count("\n", 0, m.start())
+    _, bare, _ = _loose_text(text)
     loose, cuts = _loose_literal(p.pattern)
     at = bare.find(loose)
     if at == -1:
@@ -157,26 +158,30 @@ def _loose_search(p: Pattern, text: str) -> int | None:
     return bare.count("\n", 0, at)
 
 
-def _line_number(text: str, n: int) -> str:
-    line = text.split("\n", n + 1)[n].strip() if n <= text.count("\n") else ""
+def _shown(line: str) -> str:
+    line = line.strip()
     return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
 
 
 def _line_around(text: str, start: int, end: int) -> str:
     a = text.rfind("\n", 0, start) + 1
     b = text.find("\n", end)
-    line = text[a : b if b != -1 else len(text)].strip()
-    return line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
+    return _shown(text[a : b if b != -1 else len(text)])
+
+
+def _line_of(p: Pattern, text: str, low: str | None) -> str | None:
+    """The line of *text* where *p* matches: strictly, else loosely (`_loose_search`: line numbers
+    of the loose text are those of *text*). None when it does not match."""
+    m = _search(p, text, low)
+    if m:
+        return _line_around(text, m.start(), m.end())
+    n = _loose_search(p, text)
+    return None if n is None else _shown(text.split("\n", n + 1)[n])
 
 
 def first_match(p: Pattern, text: str) -> str | None:
     """The line around *p*'s first match in *text*, or None."""
-    text = cap_lines(text)
-    m = _search(p, text, None)
-    if m:
-        return _line_around(text, m.start(), m.end())
-    n = _loose_search(p, text)
-    return None if n is None else _line_number(text, n)
+    return _line_of(p, cap_lines(text), None)
 
 
 @lru_cache(maxsize=16)
@@ -195,13 +200,9 @@ def _hits(patterns: list[Pattern], text: str, low: str | None) -> list[str]:
     if capped is not text:
         text, low = capped, _lower(capped)
     for p in patterns:
-        m = _search(p, text, low)
-        if m:
-            out.append(_line_around(text, m.start(), m.end()))
-            continue
-        n = _loose_search(p, text)
-        if n is not None:
-            out.append(_line_number(text, n))
+        line = _line_of(p, text, low)
+        if line is not None:
+            out.append(line)
     return out
 
 

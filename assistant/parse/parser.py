@@ -117,9 +117,16 @@ def _repair_truncated(chain: list[ExceptionInfo], chains: list[list[ExceptionInf
         and not _is_knock_on(c[-1])
         and c[-1].rank == cut.rank
     ]
-    if not lone:
+    return _named_by_nearest(chain, lone)
+
+
+def _named_by_nearest(chain: list[ExceptionInfo], named: list[ExceptionInfo]) -> list[ExceptionInfo]:
+    """*chain* (cut before its exception line) named by the nearest of *named*, keeping its frames;
+    *chain* itself when there is none."""
+    if not named:
         return chain
-    best = min(lone, key=lambda e: abs((e.line_no or 0) - (cut.line_no or 0)))
+    cut = chain[-1]
+    best = min(named, key=lambda e: abs((e.line_no or 0) - (cut.line_no or 0)))
     return [best.model_copy(update={"frames": cut.frames})]
 
 
@@ -134,10 +141,7 @@ def _name_from_prose(chain: list[ExceptionInfo], lines: list[Line]) -> list[Exce
         for e in loose_exceptions(lines)
         if e.exception != TRUNC and not _is_knock_on(e) and (cut.rank is None or e.rank in (None, cut.rank))
     ]
-    if not said:
-        return chain
-    best = min(said, key=lambda e: abs((e.line_no or 0) - (cut.line_no or 0)))
-    return [best.model_copy(update={"frames": cut.frames})]
+    return _named_by_nearest(chain, said)
 
 
 def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report:

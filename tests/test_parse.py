@@ -391,3 +391,24 @@ def test_a_traceback_cut_before_its_error_takes_the_error_the_user_stated(fixtur
     stated = next(ln for ln in text.splitlines() if f"{exception}:" in ln)
     bare = parse_text(text.replace(stated, ""))
     assert bare.primary is not None and bare.primary.exception == "<truncated traceback>"
+
+
+def test_an_ipython_traceback_cut_before_its_message_takes_it_from_the_notebook_json():
+    """wikibook/llm-finetuning#1: VS Code's "copy output" of a notebook error is JSON whose "stack"
+    stops in Trainer.train; the message is only in the "message" field next to "name"."""
+    text = (ROOT / "kb/fixtures/forward-rejects-num-items-in-batch/report-3.txt").read_text(encoding="utf-8")
+    report = parse_text(text)
+    assert report.primary is not None and report.primary.exception == "TypeError"
+    assert report.primary.message == "GemmaModel.forward() got an unexpected keyword argument 'num_items_in_batch'"
+    assert report.primary.frames  # the cell's frames stay
+    # without the JSON field only the header's type is known
+    bare = parse_text("\n".join(ln for ln in text.splitlines() if '"message"' not in ln))
+    assert bare.primary is not None and bare.primary.exception == "TypeError" and bare.primary.message == ""
+
+
+def test_an_ipynb_error_output_names_ename_and_evalue():
+    """An .ipynb cell output pasted as JSON (nbformat keys ename / evalue, escaped quotes)."""
+    text = '{\n "output_type": "error",\n "ename": "KeyError",\n "evalue": "\\"\'rewards/accuracies\'\\"",\n "traceback": []\n}'
+    report = parse_text(text)
+    assert report.primary is not None and report.primary.exception == "KeyError"
+    assert report.primary.message == "\"'rewards/accuracies'\""

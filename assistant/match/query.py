@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 9  # 9: a truncated traceback takes its error from the title or prose (parse.parser._name_from_prose)
+QUERY_VERSION = 10  # 10: an IPython traceback cut before its message takes it from the notebook JSON or title (parse.parser._message_from_elsewhere)
 
 
 def foreground(text: str, background: frozenset[str]) -> str:

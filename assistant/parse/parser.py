@@ -144,6 +144,24 @@ def _name_from_prose(chain: list[ExceptionInfo], lines: list[Line]) -> list[Exce
     return _named_by_nearest(chain, said)
 
 
+def _typed_but_cut(exc: ExceptionInfo) -> bool:
+    """An IPython traceback cut before its exception line: the type is known from the header
+    ("TypeError    Traceback (most recent call last)"), the message is not."""
+    return exc.line_no is None and not exc.message and exc.exception != TRUNC
+
+
+def _message_from_elsewhere(chain: list[ExceptionInfo], lines: list[Line]) -> list[ExceptionInfo]:
+    """The message of a typed-but-cut traceback, from a mention of the same type elsewhere in the
+    paste: the notebook's JSON `"message"` field, the issue title, or a line the user pasted apart."""
+    cut = chain[-1]
+    same = [
+        e
+        for e in loose_exceptions(lines)
+        if e.exception == cut.exception and e.message and (cut.rank is None or e.rank in (None, cut.rank))
+    ]
+    return _named_by_nearest(chain, same)
+
+
 def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report:
     """Build a Report from cleaned lines (and the cleaned text they came from)."""
     ranks = sorted({ln.rank for ln in lines if ln.rank is not None})
@@ -166,6 +184,8 @@ def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report
         primary_chain = _repair_truncated(primary_chain, chains)
         if primary_chain[-1].exception == TRUNC:
             primary_chain = _name_from_prose(primary_chain, lines)
+    elif primary_chain and _typed_but_cut(primary_chain[-1]):
+        primary_chain = _message_from_elsewhere(primary_chain, lines)
     if primary_chain:
         outer_first = list(reversed(primary_chain))
         report.chain = outer_first

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -51,6 +52,9 @@ WARN_RE = re.compile(r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*War
 #: spelled exception names are looked for in the first characters of a line only
 MAX_SPELLED_LINE = 2000
 TB_START_RE = re.compile(r"Traceback \(most recent call last\)")
+#: a notebook cell's error copied as JSON (VS Code: name / message; .ipynb: ename / evalue)
+NOTEBOOK_NAME_RE = re.compile(rf'^\s*"e?name"\s*:\s*"(?P<type>{_EXC_NAME})",?\s*$')
+NOTEBOOK_MSG_RE = re.compile(r'^\s*"(?:message|evalue)"\s*:\s*"(?P<msg>(?:[^"\\]|\\.)*)",?\s*$')
 IPY_HEADER_RE = re.compile(rf"^(?P<type>{_EXC_NAME})\s{{3,}}Traceback \(most recent call last\)")
 #: exception name given to a traceback whose exception line is missing (a paste cut short)
 TRUNC = "<truncated traceback>"
@@ -227,11 +231,31 @@ def _take_exception(lines: list[Line], i: int, m: re.Match[str], ln: Line) -> tu
     return exc, j
 
 
+def _notebook_error(lines: list[Line], i: int) -> ExceptionInfo | None:
+    """The error of a notebook cell copied as JSON: VS Code's `"name": "TypeError",` then
+    `"message": "..."`, or an .ipynb output's `"ename"` then `"evalue"` (consecutive lines)."""
+    m = NOTEBOOK_NAME_RE.match(lines[i].text)
+    if m is None or i + 1 >= len(lines):
+        return None
+    v = NOTEBOOK_MSG_RE.match(lines[i + 1].text)
+    if v is None:
+        return None
+    try:
+        msg = json.loads(f'"{v.group("msg")}"')
+    except ValueError:
+        msg = v.group("msg")
+    ln = lines[i]
+    return ExceptionInfo(exception=m.group("type"), message=cap_message(msg), rank=ln.rank, line_no=ln.no)
+
+
 def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
-    """Exceptions embedded mid-line, or spelled as words in prose (used only when nothing
-    anchored was found)."""
+    """Exceptions embedded mid-line, in a notebook's JSON error, or spelled as words in prose
+    (used only when nothing anchored was found)."""
     out = []
-    for ln in lines:
+    for i, ln in enumerate(lines):
+        if '"' in ln.text and (nb := _notebook_error(lines, i)) is not None:
+            out.append(nb)
+            continue
         m = EXC_ANY_RE.search(ln.text)
         if m:
             exc = m.group("type")

@@ -8,79 +8,13 @@ from functools import lru_cache
 
 from assistant.kb.model import Case, MetricCondition, MetricOp, Pattern
 from assistant.limits import cap_lines
+from assistant.match.prefilter import may_match
 
 _MAX_LINE = 300
 
 
-@lru_cache(maxsize=4096)
-def required_literal(pattern: str, kind: str) -> str:
-    """A lower-cased substring every match must contain ('' when none can be proven).
-
-    Used as a cheap `in` pre-filter: case-insensitive regexes with leading `\\w*` are slow on
-    long logs."""
-    if kind != "regex":
-        return pattern.lower()
-    if "(?" in pattern and "(?:" not in pattern and "(?s)" not in pattern and "(?m)" not in pattern:
-        return ""
-    runs: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    i = 0
-    n = len(pattern)
-    while i < n:
-        c = pattern[i]
-        if depth:
-            if c == "\\":
-                i += 2
-                continue
-            if c in "([":
-                depth += 1
-            elif c in ")]":
-                depth -= 1
-            i += 1
-            continue
-        if c == "|":
-            return ""  # top-level alternation: nothing is required
-        if c == "\\" and i + 1 < n:
-            nxt = pattern[i + 1]
-            if nxt.isalnum():
-                runs.append("".join(cur))
-                cur = []
-            else:
-                cur.append(nxt)
-            i += 2
-            continue
-        if c in "([":
-            runs.append("".join(cur))
-            cur = []
-            depth = 1
-            i += 1
-            continue
-        if c in "?*{":
-            if cur:
-                cur.pop()
-            runs.append("".join(cur))
-            cur = []
-            if c == "{":
-                i = pattern.find("}", i) + 1 or n
-                continue
-        elif c == "+":
-            runs.append("".join(cur))
-            cur = []
-        elif c in ".^$":
-            runs.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    runs.append("".join(cur))
-    best = max(runs, key=len)
-    return best.lower() if len(best) >= 5 else ""
-
-
 def _search(p: Pattern, text: str, low: str | None):
-    lit = required_literal(p.pattern, p.kind.value)
-    if lit and lit not in (low if low is not None else text.lower()):
+    if not may_match(p.pattern, p.kind.value, low if low is not None else text.lower()):
         return None
     return p.compiled().search(text)
 
@@ -139,8 +73,7 @@ def _loose_search(p: Pattern, text: str) -> int | None:
         if rx is None:
             return None
         no_bt, _, no_bt_low = _loose_text(text)
-        lit = required_literal(p.pattern.replace(_BACKTICK, ""), "regex")
-        if lit and lit not in no_bt_low:
+        if not may_match(rx.pattern, "regex", no_bt_low):
             return None
         m = rx.search(no_bt)
         return None if m is None else no_bt.count("\n", 0, m.start())

@@ -95,6 +95,8 @@ class Matcher:
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.bm25 = bm25 if bm25 is not None and bm25.n == len(docs) else BM25Index([d.text for d in docs])
         self.keywords = kb.keywords  # context keywords less those healthy logs print
+        #: every distinct keyword once: a query tests each against its text a single time
+        self.all_keywords = tuple(sorted({k for ks in self.keywords.values() for k in ks}))
 
     @classmethod
     def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> Matcher:
@@ -149,9 +151,10 @@ class Matcher:
         low = cap_lines(report.match_text or report.text).lower()
         err = error_text(report)
         err_low = err.lower()
+        present = frozenset(k for k in self.all_keywords if k in low)
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
-            st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid])
+            st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid], present)
             vv = version_verdict(case, env)
             row = {
                 "dense": dense[i],

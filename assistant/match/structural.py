@@ -54,10 +54,12 @@ def structural(
     err: str | None = None,
     err_low: str | None = None,
     keywords: tuple[str, ...] | None = None,
+    present: frozenset[str] | None = None,
 ) -> Structural:
     """Feature values and evidence lines for one (case, report) pair. *keywords*: the case's
     lower-cased context keywords to count (default: all; the matcher passes only those that no
-    healthy log contains)."""
+    healthy log contains); *present*: the keywords already known to occur in *low* (the matcher
+    tests each distinct keyword once per query)."""
     s = Structural()
     mt = report.match_text or report.text
     low = mt.lower() if low is None else low
@@ -96,6 +98,6 @@ def structural(
     s.values["settings"] = max(-1.0, min(1.0, score))
     if keywords is None:
         keywords = _lower_keywords(tuple(case.context.keywords))
-    kws = [k for k in keywords if k in low]
+    kws = [k for k in keywords if k in present] if present is not None else [k for k in keywords if k in low]
     s.values["keywords"] = min(KEYWORD_CAP, len(kws)) / KEYWORD_CAP
     return s

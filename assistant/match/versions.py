@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from packaging.version import InvalidVersion, Version
 
 from assistant.kb.model import Case
@@ -13,7 +15,10 @@ NOT_IN_INPUT = "not found in the input"
 RULED_OUT = frozenset({"fixed-in-your-version", "predates-affected"})
 
 
+@lru_cache(maxsize=4096)
 def _v(s: str) -> Version | None:
+    """*s* parsed (its local '+build' part dropped); None when it is no PEP 440 version. Cached:
+    every query compares the same few versions with every case's bounds."""
     try:
         return Version(s.split("+")[0])
     except InvalidVersion:

@@ -71,3 +71,20 @@ def test_the_prefilter_never_rejects_a_text_the_pattern_matches():
                     assert rx.search(text) is None, (form, text[:200])
                 checked += 1
     assert skipped > 0.9 * checked  # the filter does its job: most pattern/text pairs never run the regex
+
+
+def test_the_kb_carries_every_patterns_groups_so_a_cold_start_parses_none():
+    """The table pickled with the KB holds each pattern (and its loose form) with the groups the
+    parser gives: a cold `explain` looks them up instead of parsing ~800 regexes."""
+    from assistant.kb.load import load_kb
+    from assistant.match import prefilter
+
+    kb = load_kb()
+    patterns = _kb_patterns()
+    assert all((p, k) in kb.prefilter for p, k in patterns)
+    assert all(kb.prefilter[(p, k)] == prefilter._required(p, k) for p, k in patterns)
+    prefilter._required.cache_clear()
+    prefilter.prime(kb.prefilter)
+    for p, k in patterns:
+        prefilter.required_literals(p, k)
+    assert prefilter._required.cache_info().misses == 0

@@ -56,6 +56,9 @@ class KB:
     keywords: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: shapes of the lines healthy runs print (see assistant.kb.healthy.background_lines)
     background: frozenset[str] = frozenset()
+    #: every symptom pattern's required literal groups (assistant.match.prefilter), computed once
+    #: per KB version and pickled with it: parsing ~800 regexes costs ~0.2 s on a cold start
+    prefilter: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.cases)
@@ -186,5 +189,8 @@ def load_kb(root: Path | None = None, digest: str | None = None) -> KB:
     logs = healthy_logs(root)
     kb.background = background_lines(logs)
     kb.keywords = {cid: foreground_keywords(case, logs) for cid, case in kb.cases.items()}
+    from assistant.match.prefilter import table_for
+
+    kb.prefilter = table_for(kb.cases.values())
     kb.digest = digest or kb_digest(root)
     return kb

@@ -21,6 +21,7 @@ from assistant.match.case_content import case_content
 from assistant.match.diagnosis import Diagnosis, Match, VersionVerdict
 from assistant.match.encoder import Encoder
 from assistant.match.fuse import FEATURES, Model
+from assistant.match.prefilter import prime
 from assistant.match.query import query_text
 from assistant.match.structural import error_text, structural
 from assistant.match.versions import RULED_OUT
@@ -95,6 +96,7 @@ class Matcher:
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.bm25 = bm25 if bm25 is not None and bm25.n == len(docs) else BM25Index([d.text for d in docs])
         self.keywords = kb.keywords  # context keywords less those healthy logs print
+        prime(getattr(kb, "prefilter", None) or {})  # a KB pickled by an older trl-help has none
         #: every distinct keyword once: a query tests each against its text a single time
         self.all_keywords = tuple(sorted({k for ks in self.keywords.values() for k in ks}))
 

@@ -11,7 +11,12 @@ are the only way a match could escape, and a test checks every KB pattern on eve
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from assistant.kb.model import Case
 
 try:  # Python >= 3.11
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -69,10 +74,39 @@ def _ranked(groups: list[Group]) -> list[Group]:
     return sorted(set(groups), key=lambda g: (len(g), -min(map(len, g)), sorted(g)))
 
 
-@lru_cache(maxsize=8192)
-def required_literals(pattern: str, kind: str) -> tuple[tuple[str, ...], ...]:
+Groups = tuple[tuple[str, ...], ...]
+#: groups computed ahead of time (the KB's table, see `prime`), consulted before parsing
+_KNOWN: dict[tuple[str, str], Groups] = {}
+
+
+def prime(table: dict[tuple[str, str], Groups]) -> None:
+    """Make *table* (pattern, kind) -> groups known, so those patterns are never parsed again."""
+    _KNOWN.update(table)
+
+
+def table_for(cases: Iterable[Case]) -> dict[tuple[str, str], Groups]:
+    """The groups of every message and log pattern of *cases*, in the form searched strictly and
+    in the backtick-free form the loose search uses (assistant.match.symptoms)."""
+    out: dict[tuple[str, str], Groups] = {}
+    for case in cases:
+        for p in (*case.symptoms.messages, *case.symptoms.log_patterns):
+            kind = p.kind.value
+            out[(p.pattern, kind)] = required_literals(p.pattern, kind)
+            if kind == "regex" and "`" in p.pattern:
+                loose = p.pattern.replace("\\`", "").replace("`", "")
+                out[(loose, kind)] = required_literals(loose, kind)
+    return out
+
+
+def required_literals(pattern: str, kind: str) -> Groups:
     """Groups of lower-cased literals, each group needed by every match of *pattern* (one of its
     literals at least); () when nothing can be proven (the regex must run)."""
+    known = _KNOWN.get((pattern, kind))
+    return known if known is not None else _required(pattern, kind)
+
+
+@lru_cache(maxsize=8192)
+def _required(pattern: str, kind: str) -> Groups:
     if kind != "regex":
         return ((pattern.lower(),),)  # a literal pattern is its own requirement
     try:

@@ -87,13 +87,15 @@ def prime(table: dict[tuple[str, str], Groups]) -> None:
 def table_for(cases: Iterable[Case]) -> dict[tuple[str, str], Groups]:
     """The groups of every message and log pattern of *cases*, in the form searched strictly and
     in the backtick-free form the loose search uses (assistant.match.symptoms)."""
+    from assistant.match.symptoms import without_backticks  # symptoms imports this module
+
     out: dict[tuple[str, str], Groups] = {}
     for case in cases:
         for p in (*case.symptoms.messages, *case.symptoms.log_patterns):
             kind = p.kind.value
             out[(p.pattern, kind)] = required_literals(p.pattern, kind)
             if kind == "regex" and "`" in p.pattern:
-                loose = p.pattern.replace("\\`", "").replace("`", "")
+                loose = without_backticks(p.pattern)
                 out[(loose, kind)] = required_literals(loose, kind)
     return out
 

@@ -38,13 +38,18 @@ def _loose_text(text: str) -> tuple[str, str, str]:
     return no_bt, text.translate(_QUOTES).lower(), no_bt.lower()
 
 
+def without_backticks(pattern: str) -> str:
+    """The regex *pattern* as the loose search runs it: backticks (escaped or not) dropped."""
+    return pattern.replace("\\`", "").replace(_BACKTICK, "")
+
+
 @lru_cache(maxsize=4096)
 def _loose_regex(pattern: str) -> re.Pattern[str] | None:
     """*pattern* with its backticks dropped (None when it has none: the strict search decided)."""
     if _BACKTICK not in pattern:
         return None
     try:
-        return re.compile(pattern.replace("\\`", "").replace(_BACKTICK, ""), re.IGNORECASE)
+        return re.compile(without_backticks(pattern), re.IGNORECASE)
     except re.error:
         return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from assistant.limits import MAX_SCAN_LINE, cap_lines
 from assistant.parse.clean import Line, clean_text
@@ -130,18 +131,22 @@ def _named_by_nearest(chain: list[ExceptionInfo], named: list[ExceptionInfo]) ->
     return [best.model_copy(update={"frames": cut.frames})]
 
 
+def _stated_elsewhere(
+    chain: list[ExceptionInfo], lines: list[Line], fits: Callable[[ExceptionInfo], bool]
+) -> list[ExceptionInfo]:
+    """*chain* (cut before its exception line) named by the nearest exception the paste states
+    elsewhere on the same rank (a title, a sentence, a notebook's JSON error) that *fits*."""
+    cut = chain[-1]
+    said = [e for e in loose_exceptions(lines) if fits(e) and (cut.rank is None or e.rank in (None, cut.rank))]
+    return _named_by_nearest(chain, said)
+
+
 def _name_from_prose(chain: list[ExceptionInfo], lines: list[Line]) -> list[ExceptionInfo]:
     """A traceback cut before its exception line whose error the user stated in words elsewhere:
     in the issue's title ("Train gemma3 1b error: IndexError: index 0 is out of bounds ...") or in
     a sentence above the paste ("... 出现这个问题：NotImplementedError: Using RTX 4000 series ...").
     The nearest such mention on the same rank names the error; the frames stay the traceback's."""
-    cut = chain[-1]
-    said = [
-        e
-        for e in loose_exceptions(lines)
-        if e.exception != TRUNC and not _is_knock_on(e) and (cut.rank is None or e.rank in (None, cut.rank))
-    ]
-    return _named_by_nearest(chain, said)
+    return _stated_elsewhere(chain, lines, lambda e: e.exception != TRUNC and not _is_knock_on(e))
 
 
 def _typed_but_cut(exc: ExceptionInfo) -> bool:
@@ -153,13 +158,8 @@ def _typed_but_cut(exc: ExceptionInfo) -> bool:
 def _message_from_elsewhere(chain: list[ExceptionInfo], lines: list[Line]) -> list[ExceptionInfo]:
     """The message of a typed-but-cut traceback, from a mention of the same type elsewhere in the
     paste: the notebook's JSON `"message"` field, the issue title, or a line the user pasted apart."""
-    cut = chain[-1]
-    same = [
-        e
-        for e in loose_exceptions(lines)
-        if e.exception == cut.exception and e.message and (cut.rank is None or e.rank in (None, cut.rank))
-    ]
-    return _named_by_nearest(chain, same)
+    typ = chain[-1].exception
+    return _stated_elsewhere(chain, lines, lambda e: e.exception == typ and bool(e.message))
 
 
 def parse_lines(lines: list[Line], text: str, truncated: bool = False) -> Report:

@@ -188,6 +188,22 @@ GRPOConfig(gradient_checkpointing=True, gradient_checkpointing_kwargs={'use_reen
     assert r.settings["num_generations"] == 8 and r.settings["per_device_train_batch_size"] == 4
 
 
+def test_versions_stated_in_prose_and_chinese_reports():
+    """Versions as users write them outside `trl env`: Chinese `版本` with no separator or a full-width
+    colon (real pastes: trl-trainer-args-not-its-config, vllm-multi-step-scheduling-lora fixtures)
+    and English prose ("version is", "the version of X is")."""
+    from assistant.parse.environment import find_versions
+
+    folder = ROOT / "kb" / "fixtures" / "trl-trainer-args-not-its-config"
+    zh = next(t for f in sorted(folder.glob("report-*.txt")) if "transformers版本" in (t := f.read_text()))
+    assert find_versions(zh)["transformers"] == "4.46.2" and find_versions(zh)["trl"] == "0.12.0"
+    assert find_versions("VLLM version\uff1a 0.6.4.post1 I have tried")["vllm"] == "0.6.4.post1"
+    assert find_versions("my transformers version is 4.30.2, peft 0.7.1") == {"transformers": "4.30.2", "peft": "0.7.1"}
+    assert find_versions("The version of trl was 0.9.6.") == {"trl": "0.9.6"}
+    # a sentence that names a library and later a number is not a version statement
+    assert find_versions("transformers is great, it took 4.5 hours") == {}
+
+
 def test_truncated_traceback_keeps_frames():
     text = 'Traceback (most recent call last):\n  File "/x/site-packages/peft/peft_model.py", line 10, in forward\n    return self.base_model(\n  File "/x/site-packages/transformers/modeling_utils.py", line 3'
     r = parse_text(text)

@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 10  # 10: an IPython traceback cut before its message takes it from the notebook JSON or title (parse.parser._message_from_elsewhere)
+QUERY_VERSION = 11  # 11: versions stated in prose ("version is", "版本", full-width colon, before a full stop) (parse.environment)
 
 
 def foreground(text: str, background: frozenset[str]) -> str:

@@ -9,13 +9,27 @@ from assistant.vocab import ALIASES, PACKAGES
 
 _VER = r"v?(?P<ver>\d+\.\d+(?:\.\d+)*(?:(?:\.|-)?(?:dev|rc|post|a|b)\d*)*(?:\+[\w.]+)?)"
 _PKGS = {**{p: p for p in PACKAGES}, **ALIASES, "python": "python"}
+_PKG = (
+    r"(?P<pkg>trl|transformers|peft|deepspeed|accelerate|vllm|torch|pytorch|bitsandbytes|"
+    r"unsloth|datasets|flash[-_]attn|python)"
+)
+_SEP = r"\s*(?:[:=\uff1a]=?|\.{2,}|\s)\s*"
 # `- TRL version: 0.15.2`, `- `transformers` version: 4.46`, `trl==0.15.2`, `torch 2.5.1`,
-# `PyTorch version (GPU?): 2.5.0+cu121 (True)`, `deepspeed info ....... 0.12.3, unknown`
+# `PyTorch version (GPU?): 2.5.0+cu121 (True)`, `deepspeed info ....... 0.12.3, unknown`,
+# prose `my transformers version is 4.30.2`, and the Chinese forms `transformers版本4.46.2`,
+# `VLLM version： 0.6.4.post1` (full-width colon)
 VERSION_RE = re.compile(
-    r"(?<![\w/.-])`?(?P<pkg>trl|transformers|peft|deepspeed|accelerate|vllm|torch|pytorch|bitsandbytes|"
-    r"unsloth|datasets|flash[-_]attn|python)`?"
-    r"(?:\s+(?:version|info)(?:\s*\([^)]*\))?)?"
-    r"\s*(?:[:=]=?|\.{2,}|\s)\s*" + _VER + r"(?![\w.])",
+    r"(?<![\w/.-])`?" + _PKG + r"`?"
+    r"(?:(?:\s+(?:version|info)(?:\s*\([^)]*\))?(?:\s+(?:is|was))?)?"
+    + _SEP
+    + r"|\s*\u7248\u672c\u53f7?\s*[:\uff1a]?\s*)"
+    + _VER
+    + r"(?!\w|\.\w)",
+    re.IGNORECASE,
+)
+# `the version of transformers is 4.30.2`
+VERSION_OF_RE = re.compile(
+    r"\bversions?\s+of\s+`?" + _PKG + r"`?\s+(?:is|was|[:=\uff1a])\s*" + _VER + r"(?!\w|\.\w)",
     re.IGNORECASE,
 )
 PY_PATH_RE = re.compile(r"python(3\.\d+)[/\\](?:site|dist)-packages")
@@ -34,7 +48,7 @@ def find_versions(text: str) -> dict[str, str]:
     """Package -> version. Explicit env/freeze lines win over loose mentions (first one kept)."""
     out: dict[str, str] = {}
     text = _version_text(text)
-    for m in VERSION_RE.finditer(text):
+    for m in (*VERSION_RE.finditer(text), *VERSION_OF_RE.finditer(text)):
         pkg = _PKGS[m.group("pkg").lower()]
         ver = m.group("ver").rstrip(".")
         if pkg == "python" and not ver.startswith("3."):

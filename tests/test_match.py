@@ -289,3 +289,27 @@ def test_a_message_cut_at_the_end_of_its_line_still_matches(kb):
             head = p.pattern[: int(len(p.pattern) * TRUNCATED_SHARE) - 2].rsplit(" ", 1)[0]
             assert first_match(p, f"Error: {head}\n") is None, (c.id, head)
             assert first_match(p, f"Error: {p.pattern}\n") is not None, (c.id, p.pattern)
+
+
+def test_a_traceback_cut_before_its_message_is_searched_with_the_text_around_it(matcher):
+    """A real report (trl#3622, an open-r1 GRPO run; the case's first fixture) states the error in prose above a
+    [rank0] traceback that stops before its last line. The retrieval query takes that prose; it
+    used to be the bare frames, so dense and BM25 scored every case alike. Held out of the index
+    together with its thread, the report still finds its case."""
+    from assistant.match.evaluate import same_source
+    from assistant.match.query import query_text
+
+    cid = "grpo-vllm-server-connection-dropped-mid-training"
+    text = matcher.kb.positives[cid][0]
+    report = parse_text(text)
+    assert report.primary is not None and not any(e.message.strip() for e in report.chain)
+    assert "Remote end closed connection without response" in query_text(report)
+    cands = matcher.features(report, exclude=same_source(matcher)[(cid, 0)])
+    p = matcher.model.prob(np.stack([c.features for c in cands]))
+    ranked = [cands[i].case_id for i in np.argsort(-p)]
+    assert ranked.index(cid) < 3, ranked[:5]
+    # a traceback with its message keeps the query on the failure, not on the text around it
+    full = parse_text(
+        'the run was fine until\nTraceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: boom\n'
+    )
+    assert "the run was fine" not in query_text(full)

@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 11  # 11: versions stated in prose ("version is", "版本", full-width colon, before a full stop) (parse.environment)
+QUERY_VERSION = 12  # 12: a traceback cut before its message is searched with the text around it (query_text)
 
 
 def foreground(text: str, background: frozenset[str]) -> str:
@@ -65,10 +65,12 @@ def query_text(report: Report, limit: int = 1500, background: frozenset[str] = f
         for exc in report.chain[1:4]:
             parts.append(f"{exc.short_type}: {normalise(exc.message)[:300]}")
     parts.extend(report.observations)
-    if report.primary is None:
+    if report.primary is None or not any(e.message.strip() for e in report.chain):
         # no exception: what the run printed is the report (warnings, metrics, then the text);
         # with one, the warnings and metric lines of the rest of the run are background that
-        # healthy runs print too, and the query stays on the failure
+        # healthy runs print too, and the query stays on the failure. A traceback cut before its
+        # message (and not named elsewhere in the paste) says only where it failed: the text
+        # around it, where users state the error in prose, is what there is to search on.
         from assistant.kb.healthy import line_key
 
         own = [w for w in report.warnings if line_key(w) not in background and not _deprecation(w)]

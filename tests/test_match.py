@@ -308,6 +308,10 @@ def test_a_traceback_cut_before_its_message_is_searched_with_the_text_around_it(
     p = matcher.model.prob(np.stack([c.features for c in cands]))
     ranked = [cands[i].case_id for i in np.argsort(-p)]
     assert ranked.index(cid) < 3, ranked[:5]
+    # the frames are in the signature already: the free text keeps the words around them (a real
+    # LlamaFactory#6791 paste, whose only statement of the error is the prose under its cut trace)
+    q = query_text(parse_text(matcher.kb.positives["qwen2-5-vl-vision-rotary-dtype-transformers-4.49"][0]))
+    assert "会报错" in q and 'File "' not in q and "run_sft(" not in q
     # a traceback with its message keeps the query on the failure, not on the text around it
     full = parse_text(
         'the run was fine until\nTraceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: boom\n'

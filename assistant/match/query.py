@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 12  # 12: a traceback cut before its message is searched with the text around it (query_text)
+QUERY_VERSION = 13  # 12: a traceback cut before its message is searched with the text around it (query_text); 13: less its frame lines
 
 
 def foreground(text: str, background: frozenset[str]) -> str:
@@ -24,6 +24,28 @@ def foreground(text: str, background: frozenset[str]) -> str:
         if ln.strip() and not is_progress_bar(ln) and not _deprecation(ln) and line_key(ln) not in background
     ]
     return "\n".join(keep)
+
+
+#: a traceback's own lines: its header, `File "…", line N` frames, caret markers (with a `[rankN]:` prefix)
+_FRAME_LINE = re.compile(
+    r'\s*(?:\[rank\d+\]:\s*)?>?\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+|[~^]{3,}\s*$)'
+)
+
+
+def without_frames(text: str) -> str:
+    """*text* less its traceback lines (each `File` line and the source line under it): what a user
+    wrote around a traceback that was cut before its message, whose frames the signature has."""
+    out: list[str] = []
+    skip_code = False
+    for ln in text.splitlines():
+        if _FRAME_LINE.match(ln):
+            skip_code = ln.lstrip().lstrip("[rank0123456789]:> ").startswith("File ")
+            continue
+        if skip_code:
+            skip_code = False
+            continue
+        out.append(ln)
+    return "\n".join(out)
 
 
 #: ratios whose value 1 means "every completion / every group": a silent failure's mark
@@ -65,7 +87,8 @@ def query_text(report: Report, limit: int = 1500, background: frozenset[str] = f
         for exc in report.chain[1:4]:
             parts.append(f"{exc.short_type}: {normalise(exc.message)[:300]}")
     parts.extend(report.observations)
-    if report.primary is None or not any(e.message.strip() for e in report.chain):
+    cut = report.primary is not None and not any(e.message.strip() for e in report.chain)
+    if report.primary is None or cut:
         # no exception: what the run printed is the report (warnings, metrics, then the text);
         # with one, the warnings and metric lines of the rest of the run are background that
         # healthy runs print too, and the query stays on the failure. A traceback cut before its
@@ -79,6 +102,8 @@ def query_text(report: Report, limit: int = 1500, background: frozenset[str] = f
         if anomalies:
             parts.append(anomalies)
         text = report.text if len(report.text) <= 200_000 else report.text[:100_000] + "\n" + report.text[-100_000:]
+        if cut:
+            text = without_frames(text)
         parts.append(normalise(foreground(text, background)[:limit]))
     return "\n".join(p for p in parts if p)[:limit]
 

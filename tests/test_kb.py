@@ -58,7 +58,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
             "symptoms.messages.0",
         ),
         (lambda s: s.replace("probe: lora-gradient-checkpointing-no-grad", "probe: no-such-probe"), "probe"),
-        (lambda s: s.replace('- {type: fix, url: "https://', '- {type: fix, url: "htps:/'), "references.4.url"),
+        (
+            lambda s: s.replace(
+                "references:\n", 'references:\n  - {type: fix, url: "htps:/github.com/x/y/pull/1"}\n', 1
+            ),
+            "references.0.url",
+        ),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "zero"'), "affected.0.ranges.0"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.22.7"'), "affected.0.ranges.0.fixed"),
         (lambda s: s.replace('fixed: "0.22.0"', 'fixed: "0.23.0"'), "affected.0.ranges.0.fixed"),

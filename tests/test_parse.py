@@ -428,3 +428,22 @@ def test_an_ipynb_error_output_names_ename_and_evalue():
     report = parse_text(text)
     assert report.primary is not None and report.primary.exception == "KeyError"
     assert report.primary.message == "\"'rewards/accuracies'\""
+
+
+def test_exception_names_are_ascii_and_one_copy_of_a_line_ranks_wrote_at_once():
+    """Real pastes: Chinese prose glued to the name ("GRPO时会报错ImportError: …", trl-too-old-no-grpo),
+    and three ranks printing the same error line at once ("RuntimeErrorRuntimeErrorRuntimeError: : : …",
+    cublas-handle-alloc-failed-gpu-full)."""
+
+    def first(case: str, needle: str) -> str:
+        folder = ROOT / "kb" / "fixtures" / case
+        return next(t for f in sorted(folder.glob("report-*.txt")) if needle in (t := f.read_text()))
+
+    r = parse_text(first("trl-too-old-no-grpo", "时会报错ImportError"))
+    assert r.primary is not None and r.primary.exception == "ImportError"
+    assert r.primary.message.startswith("cannot import name 'GRPOConfig' from 'trl'")
+    r = parse_text(first("cublas-handle-alloc-failed-gpu-full", "RuntimeErrorRuntimeError"))
+    assert r.primary is not None and r.primary.exception == "RuntimeError"
+    assert r.primary.message.startswith("CUDA error: CUBLAS_STATUS_ALLOC_FAILED")
+    # a name that merely ends like another is left alone
+    assert parse_text("ValueErrorError: x").primary.exception == "ValueErrorError"

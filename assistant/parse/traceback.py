@@ -10,10 +10,24 @@ from assistant.limits import cap_message
 from assistant.parse.clean import Line
 from assistant.parse.model import FRAME_PACKAGES, ExceptionInfo, Frame
 
+#: ASCII identifiers only: prose glued to the name ("GRPO时会报错ImportError: …") is not part of it
 _EXC_NAME = (
-    r"(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Timeout)|Exception|StopIteration)"
+    r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*"
+    r"(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure|Timeout)|Exception|StopIteration)"
 )
+#: the same name written several times over: ranks printing one error line at the same moment
+#: ("RuntimeErrorRuntimeErrorRuntimeError: : : CUDA error: …")
+_REPEATED_RE = re.compile(r"^(?P<t>[A-Za-z_.][A-Za-z0-9_.]*?(?:Error|Exception))(?P=t)+$")
+
+
+def exception_name(name: str, message: str) -> tuple[str, str]:
+    """The exception name and message as one rank printed them, from a line several ranks wrote at once."""
+    m = _REPEATED_RE.match(name)
+    if m is None:
+        return name, message
+    return m.group("t"), re.sub(r"^(?::\s*)+", "", message)
+
+
 EXC_RE = re.compile(rf"^(?:E\s+)?(?P<type>{_EXC_NAME})(?::\s?(?P<msg>.*))?$")
 #: an exception inside a line (bare pastes such as "qwen2 lora 报错：RuntimeError: …")
 EXC_ANY_RE = re.compile(rf"(?<![A-Za-z0-9_.])(?P<type>{_EXC_NAME}):\s?(?P<msg>\S.*)$")
@@ -226,8 +240,8 @@ def _take_exception(lines: list[Line], i: int, m: re.Match[str], ln: Line) -> tu
             break
         msg_lines.append(s)
         j += 1
-    message = cap_message("\n".join(x for x in msg_lines).strip())
-    exc = ExceptionInfo(exception=m.group("type"), message=message, rank=ln.rank, line_no=ln.no)
+    name, message = exception_name(m.group("type"), "\n".join(x for x in msg_lines).strip())
+    exc = ExceptionInfo(exception=name, message=cap_message(message), rank=ln.rank, line_no=ln.no)
     return exc, j
 
 
@@ -258,8 +272,7 @@ def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
             continue
         m = EXC_ANY_RE.search(ln.text)
         if m:
-            exc = m.group("type")
-            msg = m.group("msg").strip()
+            exc, msg = exception_name(m.group("type"), m.group("msg").strip())
         elif (m := SPELLED_EXC_RE.search(ln.text[:MAX_SPELLED_LINE])) is not None:
             exc = _SPELLED_TYPES[m.group("type").replace(" ", "").lower()]
             msg = m.group("msg").strip()

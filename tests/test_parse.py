@@ -188,14 +188,19 @@ GRPOConfig(gradient_checkpointing=True, gradient_checkpointing_kwargs={'use_reen
     assert r.settings["num_generations"] == 8 and r.settings["per_device_train_batch_size"] == 4
 
 
+def _fixture_with(case: str, needle: str) -> str:
+    """The first of *case*'s fixture texts that contains *needle*."""
+    folder = ROOT / "kb" / "fixtures" / case
+    return next(t for f in sorted(folder.glob("report-*.txt")) if needle in (t := f.read_text()))
+
+
 def test_versions_stated_in_prose_and_chinese_reports():
     """Versions as users write them outside `trl env`: Chinese `版本` with no separator or a full-width
     colon (real pastes: trl-trainer-args-not-its-config, vllm-multi-step-scheduling-lora fixtures)
     and English prose ("version is", "the version of X is")."""
     from assistant.parse.environment import find_versions
 
-    folder = ROOT / "kb" / "fixtures" / "trl-trainer-args-not-its-config"
-    zh = next(t for f in sorted(folder.glob("report-*.txt")) if "transformers版本" in (t := f.read_text()))
+    zh = _fixture_with("trl-trainer-args-not-its-config", "transformers版本")
     assert find_versions(zh)["transformers"] == "4.46.2" and find_versions(zh)["trl"] == "0.12.0"
     assert find_versions("VLLM version\uff1a 0.6.4.post1 I have tried")["vllm"] == "0.6.4.post1"
     assert find_versions("my transformers version is 4.30.2, peft 0.7.1") == {"transformers": "4.30.2", "peft": "0.7.1"}
@@ -434,15 +439,10 @@ def test_exception_names_are_ascii_and_one_copy_of_a_line_ranks_wrote_at_once():
     """Real pastes: Chinese prose glued to the name ("GRPO时会报错ImportError: …", trl-too-old-no-grpo),
     and three ranks printing the same error line at once ("RuntimeErrorRuntimeErrorRuntimeError: : : …",
     cublas-handle-alloc-failed-gpu-full)."""
-
-    def first(case: str, needle: str) -> str:
-        folder = ROOT / "kb" / "fixtures" / case
-        return next(t for f in sorted(folder.glob("report-*.txt")) if needle in (t := f.read_text()))
-
-    r = parse_text(first("trl-too-old-no-grpo", "时会报错ImportError"))
+    r = parse_text(_fixture_with("trl-too-old-no-grpo", "时会报错ImportError"))
     assert r.primary is not None and r.primary.exception == "ImportError"
     assert r.primary.message.startswith("cannot import name 'GRPOConfig' from 'trl'")
-    r = parse_text(first("cublas-handle-alloc-failed-gpu-full", "RuntimeErrorRuntimeError"))
+    r = parse_text(_fixture_with("cublas-handle-alloc-failed-gpu-full", "RuntimeErrorRuntimeError"))
     assert r.primary is not None and r.primary.exception == "RuntimeError"
     assert r.primary.message.startswith("CUDA error: CUBLAS_STATUS_ALLOC_FAILED")
     # a name that merely ends like another is left alone

@@ -28,7 +28,7 @@ def foreground(text: str, background: frozenset[str]) -> str:
 
 #: a traceback's own lines: its header, `File "…", line N` frames, caret markers (with a `[rankN]:` prefix)
 _FRAME_LINE = re.compile(
-    r'\s*(?:\[rank\d+\]:\s*)?>?\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+|[~^]{3,}\s*$)'
+    r'\s*(?:\[rank\d+\]:\s*)?>?\s*(?:Traceback \(most recent call last\)|(?P<file>File "[^"]+", line \d+)|[~^]{3,}\s*$)'
 )
 
 
@@ -38,8 +38,9 @@ def without_frames(text: str) -> str:
     out: list[str] = []
     skip_code = False
     for ln in text.splitlines():
-        if _FRAME_LINE.match(ln):
-            skip_code = ln.lstrip().lstrip("[rank0123456789]:> ").startswith("File ")
+        m = _FRAME_LINE.match(ln)
+        if m:
+            skip_code = m.group("file") is not None
             continue
         if skip_code:
             skip_code = False
@@ -87,7 +88,7 @@ def query_text(report: Report, limit: int = 1500, background: frozenset[str] = f
         for exc in report.chain[1:4]:
             parts.append(f"{exc.short_type}: {normalise(exc.message)[:300]}")
     parts.extend(report.observations)
-    cut = report.primary is not None and not any(e.message.strip() for e in report.chain)
+    cut = report.primary is not None and not report.has_message()
     if report.primary is None or cut:
         # no exception: what the run printed is the report (warnings, metrics, then the text);
         # with one, the warnings and metric lines of the rest of the run are background that

@@ -29,11 +29,6 @@ def error_text(report: Report) -> str:
     return "\n".join(f"{e.exception}: {e.message}" for e in report.chain)
 
 
-def _has_message(report: Report) -> bool:
-    """Whether the report's error chain carries any message text to judge message patterns on."""
-    return any(e.message.strip() for e in report.chain)
-
-
 @lru_cache(maxsize=1024)
 def _short_types(exceptions: tuple[str, ...]) -> frozenset[str]:
     """A case's exception names as the parser gives them (`torch.OutOfMemoryError` -> `OutOfMemoryError`)."""
@@ -67,7 +62,7 @@ def structural(
     err_low = err.lower() if err_low is None else err_low
     hits = message_hits(case, err, err_low) if err else []
     text_hits = [] if hits else message_hits(case, mt, low)
-    if text_hits and not _has_message(report):
+    if text_hits and not report.has_message():
         # no exception message to search (a bare error line, prose, a traceback cut before its last
         # line): the line that matches the case's message pattern is the error itself
         hits, text_hits = text_hits, []

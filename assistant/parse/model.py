@@ -108,6 +108,11 @@ class Report(BaseModel):
                     out.setdefault(canon, []).append(value)
         return out
 
+    def has_message(self) -> bool:
+        """Whether the error chain carries any message text (False for prose, a bare error line with
+        nothing after the colon, or a traceback cut before its last line)."""
+        return any(e.message.strip() for e in self.chain)
+
     def packages_in_frames(self) -> list[str]:
         seen: dict[str, None] = {}
         for exc in self.chain:

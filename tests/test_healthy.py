@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from assistant.kb.healthy import healthy_logs, patterns_firing_on_healthy
+from assistant.kb.healthy import all_healthy_logs, healthy_logs, patterns_firing_on_healthy
 from assistant.parse import parse_text
 from tests.conftest import KB_ROOT, ROOT, shared_reports
 
 LOGS = sorted((KB_ROOT / "logs" / "healthy").glob("*.log"))
+#: published logs of healthy runs the matcher derives nothing from (kb/logs/healthy-unseen)
+UNSEEN = sorted((KB_ROOT / "logs" / "healthy-unseen").glob("*.log"))
 
 
 def test_corpus_is_large_and_varied():
@@ -22,7 +24,21 @@ def test_corpus_is_large_and_varied():
         assert any(n.startswith(family) for n in names), family
 
 
-@pytest.mark.parametrize("path", LOGS, ids=[p.stem for p in LOGS])
+def test_unseen_corpus_is_published_and_kept_out_of_the_background(kb):
+    """The unseen logs are real published logs (each with its source) and none of their line shapes
+    is known background unless the fitted corpus prints it too."""
+    sources = (KB_ROOT / "logs" / "healthy-unseen" / "SOURCES.md").read_text(encoding="utf-8")
+    assert len(UNSEEN) >= 15
+    for p in UNSEEN:
+        assert f"`{p.name}`" in sources, p.name
+    verl = (KB_ROOT / "logs" / "healthy-unseen" / "verl-fsdp-sft-smollm135m.log").read_text(encoding="utf-8")
+    from assistant.kb.healthy import line_key
+
+    line = next(ln for ln in verl.splitlines() if "Flash Attention 2" in ln)
+    assert line_key(line) not in kb.background
+
+
+@pytest.mark.parametrize("path", LOGS + UNSEEN, ids=[f"{p.parent.name}/{p.stem}" for p in LOGS + UNSEEN])
 def test_healthy_log_is_no_known_case(matcher, path):
     d = matcher.diagnose(parse_text(path.read_text(encoding="utf-8")), top=1)
     assert d.verdict == "no-known-case", (d.matches[0].case_id, d.matches[0].score, d.matches[0].evidence[:2])
@@ -46,8 +62,8 @@ def test_validate_names_a_pattern_that_fires_on_a_healthy_log(tmp_path):
 
 
 def test_bundled_patterns_stay_off_healthy_logs(kb):
-    logs = healthy_logs(Path(KB_ROOT))
-    assert logs
+    logs = all_healthy_logs(Path(KB_ROOT))
+    assert len(logs) > len(healthy_logs(Path(KB_ROOT)))
     assert {
         cid: patterns_firing_on_healthy(c, logs) for cid, c in kb.cases.items() if patterns_firing_on_healthy(c, logs)
     } == {}
@@ -109,3 +125,46 @@ def test_query_keeps_metric_marks_and_drops_healthy_metrics_and_deprecations():
     )
     q = query_text(parse_text(log))
     assert "deprecated" not in q and "rewards never move" in q
+
+
+def test_a_line_healthy_runs_print_counts_only_next_to_an_error(kb):
+    """flash-attention-fp32-activations-lora's load-time dtype warning is printed by a healthy verl
+    FSDP run that trains in fp32 masters with bf16 compute (kb/logs/healthy-unseen): alone it is no
+    evidence; next to the error it still is. A case whose subject is the notice (no message
+    patterns) keeps counting it alone."""
+    from assistant.match.structural import structural
+
+    verl = (KB_ROOT / "logs" / "healthy-unseen" / "verl-fsdp-sft-smollm135m.log").read_text(encoding="utf-8")
+    warning = next(ln for ln in verl.splitlines() if "Flash Attention 2" in ln)
+    fa = kb.cases["flash-attention-fp32-activations-lora"]
+    assert fa.symptoms.log_patterns[0].seen_in_healthy_runs
+    alone = parse_text(verl)
+    assert structural(fa, alone, {}, set()).values["log"] == 0.0
+    error = parse_text(
+        warning + '\nTraceback (most recent call last):\n  File "train.py", line 3, in <module>\n    loss.backward()\n'
+        "RuntimeError: expected scalar type Float but found BFloat16\n"
+    )
+    assert structural(fa, error, {}, set()).values["log"] == 1.0
+
+    notice = kb.cases["use-cache-with-gradient-checkpointing-warning"]
+    assert notice.symptoms.log_patterns[0].seen_in_healthy_runs and not notice.symptoms.messages
+    warned = parse_text("`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`.\n")
+    assert structural(notice, warned, {}, set()).values["log"] == 1.0
+
+
+def test_validate_exempts_only_patterns_marked_seen_in_healthy_runs(kb):
+    logs = all_healthy_logs(Path(KB_ROOT))
+    fa = kb.cases["flash-attention-fp32-activations-lora"]
+    assert patterns_firing_on_healthy(fa, logs) == []
+    unmarked = fa.model_copy(
+        update={
+            "symptoms": fa.symptoms.model_copy(
+                update={
+                    "log_patterns": [fa.symptoms.log_patterns[0].model_copy(update={"seen_in_healthy_runs": False})]
+                }
+            )
+        }
+    )
+    problems = patterns_firing_on_healthy(unmarked, logs)
+    assert [f for f, _ in problems] == ["symptoms.log_patterns.0"]
+    assert "logs/healthy-unseen/verl-fsdp-sft-smollm135m.log" in problems[0][1]

@@ -44,6 +44,14 @@ class Pattern(Strict):
 
     pattern: str = Field(min_length=3)
     kind: PatternKind = PatternKind.literal
+    seen_in_healthy_runs: bool = Field(
+        default=False,
+        description=(
+            "The line is also printed by runs that are fine (a load-time warning, a deprecation): it counts "
+            "as evidence only in a report that carries an error, unless the case has no message patterns "
+            "(the notice is what the case explains); kb validate does not fail it on the healthy logs."
+        ),
+    )
 
     @model_validator(mode="after")
     def _compiles(self) -> Pattern:

@@ -17,14 +17,14 @@ def known_probe_ids() -> set[str]:
 def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
     """All problems of *kb*: load problems (schema, regexes incl. nested quantifiers) plus
     cross-references, version bounds, healthy-log firing and fixture checks."""
-    from assistant.kb.healthy import healthy_logs, patterns_firing_on_healthy
+    from assistant.kb.healthy import all_healthy_logs, patterns_firing_on_healthy
     from assistant.kb.releases import load_releases, unreleased_bounds, unsourced_bounds
     from assistant.match.symptoms import message_hits
 
     problems = list(kb.problems)
     probe_ids = known_probe_ids() if probe_ids is None else probe_ids
     releases = load_releases(kb.root)
-    healthy = healthy_logs(kb.root)
+    healthy = all_healthy_logs(kb.root)
     for cid, case in kb.cases.items():
         name = str(kb.root / "cases" / f"{cid}.yaml")
         problems.extend(Problem(name, f, m) for f, m in unreleased_bounds(case, releases))

@@ -68,7 +68,8 @@ def structural(
         hits, text_hits = text_hits, []
     s.values["msg"] = 1.0 if hits else 0.0
     s.values["text"] = 1.0 if text_hits else 0.0
-    logs = log_hits(case, mt, low)
+    # a line healthy runs print too counts only next to an error (one parsed, or the case's message)
+    logs = log_hits(case, mt, low, with_error=bool(report.chain or hits or text_hits))
     s.values["log"] = 1.0 if logs else 0.0
     mets = metric_hits(case, series)
     s.values["metric"] = 1.0 if mets else 0.0

@@ -149,9 +149,14 @@ def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
     return _hits(case.symptoms.messages, text, low)
 
 
-def log_hits(case: Case, text: str, low: str | None = None) -> list[str]:
-    """Lines of *text* matching the case's log-line patterns (warnings etc.)."""
-    return _hits(case.symptoms.log_patterns, text, low)
+def log_hits(case: Case, text: str, low: str | None = None, with_error: bool = True) -> list[str]:
+    """Lines of *text* matching the case's log-line patterns (warnings etc.); without an error in the
+    report (*with_error* False) the patterns healthy runs print too are left out, unless the case has
+    no message patterns (then the notice is the case's subject)."""
+    patterns = case.symptoms.log_patterns
+    if not with_error and case.symptoms.messages:
+        patterns = [p for p in patterns if not p.seen_in_healthy_runs]
+    return _hits(patterns, text, low)
 
 
 def metric_holds(cond: MetricCondition, values: list[float]) -> bool:

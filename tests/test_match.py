@@ -42,6 +42,9 @@ def test_eval_command_cross_validated_targets():
     assert cv["recall@1"] >= 0.90 and cv["recall@3"] >= 0.95 and cv["mrr"] >= 0.93
     assert cv["recall@1"] > bm["recall@1"] and cv["recall@1"] > de["recall@1"]
     assert cv["oos_abstained"] >= 0.70 and cv["in_kb_matched"] >= 0.85
+    healthy = d["healthy_logs"]
+    assert healthy["fitted"]["logs"] >= 30 and healthy["unseen"]["logs"] >= 15
+    assert healthy["fitted"]["false_alarms"] == [] and healthy["unseen"]["false_alarms"] == []
 
 
 @pytest.mark.parametrize(

@@ -447,3 +447,18 @@ def test_exception_names_are_ascii_and_one_copy_of_a_line_ranks_wrote_at_once():
     assert r.primary.message.startswith("CUDA error: CUBLAS_STATUS_ALLOC_FAILED")
     # a name that merely ends like another is left alone
     assert parse_text("ValueErrorError: x").primary.exception == "ValueErrorError"
+
+
+def test_deepspeed_config_print_is_read_for_its_stage_and_not_as_quantization():
+    """A published healthy DeepSpeed run (kb/logs/healthy-unseen) prints its whole config: stage 0
+    (`zero_optimization_stage ...... 0`, `"stage": 0`), compression keys (`weight_quantization`,
+    `quantize_groups`) and ZeRO-3 key names (`stage3_gather_fp16_weights_on_model_save`). It was
+    read as a quantized ZeRO-3 run."""
+    text = (ROOT / "kb" / "logs" / "healthy-unseen" / "deepspeed-bf16-dpo-notebook-qwen05b-a40.log").read_text(
+        encoding="utf-8"
+    )
+    s = parse_text(text).settings
+    assert s["zero_stage"] == 0 and "quantization" not in s
+    assert parse_text('{"zero_optimization": {"stage": 2}}').settings["zero_stage"] == 2
+    q = parse_text("model = AutoModelForCausalLM.from_pretrained(p, quantization_config=bnb)").settings
+    assert q.get("quantization") is True

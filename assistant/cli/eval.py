@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     dev_rows = ev.load_heldout(m.kb.root, ev.DEV_FILE)
     dev_queries = ev.unseen_queries(m, dev_rows, "dev")  # features once: scored here, thresholds in --fit
     dev = ev.score_unseen(m, dev_queries) if dev_queries else None
+    healthy = ev.healthy_false_alarms(m)
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
     n_in = sum(q.truth is not None for q in queries)
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         "heldout_buried": None if held_buried is None else {**_d(held_buried), "reports": len(heldout_rows)},
         "dev": None if dev is None else {**_d(dev), "reports": len(dev_rows)},
         "gap_heldout_minus_cv": None if held is None else _gap(held, cv),
+        "healthy_logs": healthy,
         "reliability_cross_validated": [
             {"confidence": b, "queries": n, "precision": None if x is None else round(x, 4)}
             for b, n, x in ev.reliability(cv.bands)
@@ -114,6 +116,12 @@ def run(args: argparse.Namespace) -> int:
         con.print(
             "gap, held-out split minus cross-validation: "
             + ", ".join(f"{k} {v:+.3f}" for k, v in gap.items() if v is not None)
+        )
+    for name, h in healthy.items():
+        alarms = h["false_alarms"]
+        con.print(
+            f"healthy real logs ({name}): {h['logs']}, false alarms {len(alarms)}"
+            + "".join(f"\n  {a['log']} -> {a['case']} {a['score']:.2f}" for a in alarms)
         )
     rt = Table(title="reliability (cross-validated): how often the answer is right, per confidence")
     for col in ("confidence", "queries", "answer right"):

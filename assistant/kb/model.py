@@ -48,8 +48,9 @@ class Pattern(Strict):
         default=False,
         description=(
             "The line is also printed by runs that are fine (a load-time warning, a deprecation): it counts "
-            "as evidence only in a report that carries an error, unless the case has no message patterns "
-            "(the notice is what the case explains); kb validate does not fail it on the healthy logs."
+            "as evidence only in a report that carries an error, or, for a case with no message patterns "
+            "(the notice is what the case explains), in a short paste about it; kb validate does not fail "
+            "it on the healthy logs."
         ),
     )
 

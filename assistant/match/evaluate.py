@@ -304,3 +304,19 @@ def score_heldout(m: Matcher, rows: list[tuple[str, str | None]], hosts: list[st
     """The shipped model on the held-out reports (they are in no index and in no fit); with *hosts*,
     each report buried in one of those real logs (in turn)."""
     return score_unseen(m, unseen_queries(m, rows, "heldout", hosts))
+
+
+def healthy_false_alarms(m: Matcher) -> dict[str, dict]:
+    """Per healthy-log corpus (the one the background is learnt from, and the published one nothing
+    is derived from): how many logs, and which of them get an answer other than no-known-case."""
+    from assistant.kb.healthy import healthy_logs, unseen_healthy_logs
+
+    out = {}
+    for name, logs in (("fitted", healthy_logs(m.kb.root)), ("unseen", unseen_healthy_logs(m.kb.root))):
+        alarms = []
+        for path, text in logs:
+            d = m.diagnose(parse_text(text), top=1)
+            if d.verdict != "no-known-case":
+                alarms.append({"log": path, "case": d.matches[0].case_id, "score": round(d.matches[0].score, 4)})
+        out[name] = {"logs": len(logs), "false_alarms": alarms}
+    return out

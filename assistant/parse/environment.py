@@ -79,7 +79,9 @@ INT_SETTINGS = {
     "num_generations": re.compile(r"\bnum_generations" + _I),
     "per_device_train_batch_size": re.compile(r"\bper_device_train_batch_size" + _I),
     "gradient_accumulation_steps": re.compile(r"\bgradient_accumulation_steps" + _I),
-    "zero_stage": re.compile(r"\b(?:zero_stage|\"stage\")" + _I),
+    # `zero_stage=3`, a JSON config's `"stage": 3` (no \\b: a quote follows a space), and DeepSpeed's
+    # config print `zero_optimization_stage ...... 0`
+    "zero_stage": re.compile(r"(?:\bzero_stage|\"stage\"|\bzero_optimization_stage(?: \.+)?)" + _I),
     "world_size": re.compile(r"\b(?:world_size|num_processes|nproc_per_node|WORLD_SIZE)" + _I),
     "master_port": re.compile(r"(?:\bmaster[_-]port|\bMASTER_PORT|\bmain_process_port)" + _I),
 }
@@ -94,7 +96,10 @@ FLAG_SIGNALS: dict[str, re.Pattern[str]] = {
     "ddp": re.compile(r"distributeddataparallel|nn[/\\]parallel[/\\]distributed\.py"),
     "use_vllm": re.compile(r"site-packages[/\\]vllm[/\\]|\bvllm_mode\b|trl vllm-serve|vllm_client"),
     "quantization": re.compile(
-        r"bitsandbytes|load_in_4bit|load_in_8bit|linear4bit|linear8bitlt|\bgptq\b|\bawq\b|quantiz"
+        r"bitsandbytes|load_in_4bit|load_in_8bit|linear4bit|linear8bitlt|\bgptq\b|\bawq\b|"
+        # not the keys of DeepSpeed's compression / ZeRO++ config, which every DeepSpeed run prints
+        r"(?<!weight_)(?<!activation_)(?<!mixed_)(?<!zero_)quantiz"
+        r"(?!e_groups|e_verbose|ation_type|er_kernel|e_weight_in_forward|e_change_ratio|ation_config \.|ed_)"
     ),
     "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']"),
     "docker": re.compile(r"\bdocker\b|/dev/shm"),
@@ -116,7 +121,7 @@ FLAG_ANCHORS: dict[str, tuple[tuple[str, ...], int]] = {
     "multimodal": (("pixel_values", "image_grid_thw", "vl", "vision", "processor(images"), 1),
 }
 _INT_KEYS = {
-    "zero_stage": ("zero_stage", '"stage"'),
+    "zero_stage": ("zero_stage", '"stage"', "zero_optimization_stage"),
     "world_size": ("world_size", "num_processes", "nproc_per_node", "WORLD_SIZE"),
     "master_port": ("master_port", "master-port", "MASTER_PORT", "main_process_port"),
 }

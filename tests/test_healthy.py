@@ -168,3 +168,20 @@ def test_validate_exempts_only_patterns_marked_seen_in_healthy_runs(kb):
     problems = patterns_firing_on_healthy(unmarked, logs)
     assert [f for f, _ in problems] == ["symptoms.log_patterns.0"]
     assert "logs/healthy-unseen/verl-fsdp-sft-smollm135m.log" in problems[0][1]
+
+
+def test_a_notice_case_answers_a_paste_about_the_notice_not_a_runs_log(matcher):
+    """trainer-label-names-peftmodel-warning explains a notice every PEFT Trainer run prints. A
+    published healthy GRPO run (7 lines: the notice, then TrainOutput) was answered with it at 0.96;
+    the notice pasted on its own must still find it."""
+    from assistant.match.symptoms import is_notice_paste
+
+    case = matcher.kb.cases["trainer-label-names-peftmodel-warning"]
+    assert case.is_notice
+    log = (KB_ROOT / "logs" / "healthy-unseen" / "cookbook-grpo-qwen2.5-vl-3b-lora.log").read_text(encoding="utf-8")
+    r = parse_text(log)
+    assert not is_notice_paste(log, bool(r.chain), r.metric_series())  # TrainOutput carries the loss
+    assert matcher.diagnose(r, top=1).verdict == "no-known-case"
+    notice = next(ln for ln in log.splitlines() if ln.startswith("No label_names provided"))
+    d = matcher.diagnose(parse_text(notice), top=1)
+    assert d.verdict == "match" and d.matches[0].case_id == case.id

@@ -49,8 +49,8 @@ class Pattern(Strict):
         description=(
             "The line is also printed by runs that are fine (a load-time warning, a deprecation): it counts "
             "as evidence only in a report that carries an error, or, for a case with no message patterns "
-            "(the notice is what the case explains), in a short paste about it; kb validate does not fail "
-            "it on the healthy logs."
+            "(the notice is what the case explains), in a short paste about it with no metric values; kb "
+            "validate does not fail it on the healthy logs."
         ),
     )
 
@@ -291,6 +291,18 @@ class Case(Strict):
     references: list[Reference] = Field(min_length=1)
     verification: Verification
     fixtures: Fixtures
+
+    @property
+    def is_notice(self) -> bool:
+        """The case explains a notice that runs which are fine print too (every symptom is a log
+        pattern marked `seen_in_healthy_runs`): it answers a paste about that notice, never a run's log."""
+        sy = self.symptoms
+        return (
+            bool(sy.log_patterns)
+            and not sy.messages
+            and not sy.metrics
+            and all(p.seen_in_healthy_runs for p in sy.log_patterns)
+        )
 
     @field_validator("id")
     @classmethod

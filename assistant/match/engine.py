@@ -24,6 +24,7 @@ from assistant.match.fuse import FEATURES, Model
 from assistant.match.prefilter import prime
 from assistant.match.query import query_text
 from assistant.match.structural import error_text, structural
+from assistant.match.symptoms import is_notice_paste
 from assistant.match.versions import RULED_OUT
 from assistant.match.versions import verdict as version_verdict
 from assistant.parse.model import Report
@@ -154,8 +155,16 @@ class Matcher:
         err = error_text(report)
         err_low = err.lower()
         present = frozenset(k for k in self.all_keywords if k in low)
+        # a case that explains a notice healthy runs print has no evidence in a run's log or next to an
+        # error: only in a paste about the notice (its similarity there is to the notice line itself)
+        notice_paste = is_notice_paste(report.match_text or report.text, bool(report.chain), series)
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
+            if case.is_notice and not notice_paste:
+                out.append(
+                    Candidate(cid, np.zeros(len(FEATURES), dtype=np.float64), 0.0, [], version_verdict(case, env))
+                )
+                continue
             st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid], present)
             vv = version_verdict(case, env)
             row = {

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from assistant.kb.model import Case, Effect
-from assistant.match.symptoms import log_hits, message_hits, metric_hits
+from assistant.match.symptoms import is_notice_paste, log_hits, message_hits, metric_hits
 from assistant.parse.model import Report, short_exception_name
 
 #: a setting the case says makes it more likely: +SETTING_MORE when the report has that value, minus
@@ -69,7 +69,8 @@ def structural(
     s.values["msg"] = 1.0 if hits else 0.0
     s.values["text"] = 1.0 if text_hits else 0.0
     # a line healthy runs print too counts only next to an error (one parsed, or the case's message)
-    logs = log_hits(case, mt, low, with_error=bool(report.chain or hits or text_hits))
+    with_error = bool(report.chain or hits or text_hits)
+    logs = log_hits(case, mt, low, with_error=with_error, notice_paste=is_notice_paste(mt, with_error, series))
     s.values["log"] = 1.0 if logs else 0.0
     mets = metric_hits(case, series)
     s.values["metric"] = 1.0 if mets else 0.0

@@ -149,19 +149,26 @@ def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
     return _hits(case.symptoms.messages, text, low)
 
 
-#: a report of at most this many lines that carries no error is a paste about a notice, not a whole
-#: log: only there does a notice healthy runs print too count on its own (see `log_hits`)
+#: a report of at most this many lines, with no error and no metric values, is a paste about a
+#: notice, not a log of a run: only there does a notice healthy runs print too count on its own
 NOTICE_MAX_LINES = 20
 
 
-def log_hits(case: Case, text: str, low: str | None = None, with_error: bool = True) -> list[str]:
+def is_notice_paste(text: str, has_error: bool, series: dict[str, list[float]]) -> bool:
+    """Whether a report is a paste about a notice (no error, no metric values, short), not a run's log."""
+    return not has_error and not series and text.count("\n") < NOTICE_MAX_LINES
+
+
+def log_hits(
+    case: Case, text: str, low: str | None = None, with_error: bool = True, notice_paste: bool = True
+) -> list[str]:
     """Lines of *text* matching the case's log-line patterns (warnings etc.). Without an error in the
     report (*with_error* False), a pattern healthy runs print too (`seen_in_healthy_runs`) counts only
-    when it is what the case explains (the case has no message patterns) and the report is a short
-    paste about it, not a whole log of a run that may well be fine."""
+    when it is what the case explains (the case has no message patterns) and the report is a paste
+    about it (*notice_paste*: short, no metric values), not the log of a run that may well be fine."""
     patterns = case.symptoms.log_patterns
     if not with_error and any(p.seen_in_healthy_runs for p in patterns):
-        if case.symptoms.messages or text.count("\n") >= NOTICE_MAX_LINES:
+        if case.symptoms.messages or not notice_paste:
             patterns = [p for p in patterns if not p.seen_in_healthy_runs]
     return _hits(patterns, text, low)
 

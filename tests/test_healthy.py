@@ -174,13 +174,13 @@ def test_a_notice_case_answers_a_paste_about_the_notice_not_a_runs_log(matcher):
     """trainer-label-names-peftmodel-warning explains a notice every PEFT Trainer run prints. A
     published healthy GRPO run (7 lines: the notice, then TrainOutput) was answered with it at 0.96;
     the notice pasted on its own must still find it."""
-    from assistant.match.symptoms import is_notice_paste
+    from assistant.match.symptoms import is_short_paste
 
     case = matcher.kb.cases["trainer-label-names-peftmodel-warning"]
     assert case.is_notice
     log = (KB_ROOT / "logs" / "healthy-unseen" / "cookbook-grpo-qwen2.5-vl-3b-lora.log").read_text(encoding="utf-8")
     r = parse_text(log)
-    assert not is_notice_paste(log, bool(r.chain), r.metric_series())  # TrainOutput carries the loss
+    assert not r.chain and not is_short_paste(log, r.metric_series())  # TrainOutput carries the loss
     assert matcher.diagnose(r, top=1).verdict == "no-known-case"
     notice = next(ln for ln in log.splitlines() if ln.startswith("No label_names provided"))
     d = matcher.diagnose(parse_text(notice), top=1)

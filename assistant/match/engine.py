@@ -24,7 +24,7 @@ from assistant.match.fuse import FEATURES, Model
 from assistant.match.prefilter import prime
 from assistant.match.query import query_text
 from assistant.match.structural import error_text, structural
-from assistant.match.symptoms import is_notice_paste
+from assistant.match.symptoms import is_short_paste
 from assistant.match.versions import RULED_OUT
 from assistant.match.versions import verdict as version_verdict
 from assistant.parse.model import Report
@@ -100,6 +100,8 @@ class Matcher:
         prime(getattr(kb, "prefilter", None) or {})  # a KB pickled by an older trl-help has none
         #: every distinct keyword once: a query tests each against its text a single time
         self.all_keywords = tuple(sorted({k for ks in self.keywords.values() for k in ks}))
+        #: cases that explain a notice healthy runs print (`Case.is_notice`)
+        self.notice_cases = frozenset(cid for cid, c in kb.cases.items() if c.is_notice)
 
     @classmethod
     def load(cls, kb_root: Path | None = None, progress: bool = True, model: Model | None = None) -> Matcher:
@@ -157,15 +159,16 @@ class Matcher:
         present = frozenset(k for k in self.all_keywords if k in low)
         # a case that explains a notice healthy runs print has no evidence in a run's log or next to an
         # error: only in a paste about the notice (its similarity there is to the notice line itself)
-        notice_paste = is_notice_paste(report.match_text or report.text, bool(report.chain), series)
+        short_paste = is_short_paste(report.match_text or report.text, series)
+        notice_paste = short_paste and not report.chain
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
-            if case.is_notice and not notice_paste:
+            if cid in self.notice_cases and not notice_paste:
                 out.append(
                     Candidate(cid, np.zeros(len(FEATURES), dtype=np.float64), 0.0, [], version_verdict(case, env))
                 )
                 continue
-            st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid], present)
+            st = structural(case, report, series, packages, low, err, err_low, self.keywords[cid], present, short_paste)
             vv = version_verdict(case, env)
             row = {
                 "dense": dense[i],

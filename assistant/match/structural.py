@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from assistant.kb.model import Case, Effect
-from assistant.match.symptoms import is_notice_paste, log_hits, message_hits, metric_hits
+from assistant.match.symptoms import is_short_paste, log_hits, message_hits, metric_hits
 from assistant.parse.model import Report, short_exception_name
 
 #: a setting the case says makes it more likely: +SETTING_MORE when the report has that value, minus
@@ -50,11 +50,13 @@ def structural(
     err_low: str | None = None,
     keywords: tuple[str, ...] | None = None,
     present: frozenset[str] | None = None,
+    short_paste: bool | None = None,
 ) -> Structural:
     """Feature values and evidence lines for one (case, report) pair. *keywords*: the case's
     lower-cased context keywords to count (default: all; the matcher passes only those that no
     healthy log contains); *present*: the keywords already known to occur in *low* (the matcher
-    tests each distinct keyword once per query)."""
+    tests each distinct keyword once per query); *short_paste*: `is_short_paste` of the report, when
+    the caller has it (the matcher computes it once per query)."""
     s = Structural()
     mt = report.match_text or report.text
     low = mt.lower() if low is None else low
@@ -70,7 +72,9 @@ def structural(
     s.values["text"] = 1.0 if text_hits else 0.0
     # a line healthy runs print too counts only next to an error (one parsed, or the case's message)
     with_error = bool(report.chain or hits or text_hits)
-    logs = log_hits(case, mt, low, with_error=with_error, notice_paste=is_notice_paste(mt, with_error, series))
+    if short_paste is None:
+        short_paste = is_short_paste(mt, series)
+    logs = log_hits(case, mt, low, with_error=with_error, short_paste=short_paste)
     s.values["log"] = 1.0 if logs else 0.0
     mets = metric_hits(case, series)
     s.values["metric"] = 1.0 if mets else 0.0

@@ -154,21 +154,22 @@ def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
 NOTICE_MAX_LINES = 20
 
 
-def is_notice_paste(text: str, has_error: bool, series: dict[str, list[float]]) -> bool:
-    """Whether a report is a paste about a notice (no error, no metric values, short), not a run's log."""
-    return not has_error and not series and text.count("\n") < NOTICE_MAX_LINES
+def is_short_paste(text: str, series: dict[str, list[float]]) -> bool:
+    """Whether a report is short and carries no metric values (a paste, not a run's log); with no
+    error in it, such a report is a paste about a notice. Computed once per report."""
+    return not series and text.count("\n") < NOTICE_MAX_LINES
 
 
 def log_hits(
-    case: Case, text: str, low: str | None = None, with_error: bool = True, notice_paste: bool = True
+    case: Case, text: str, low: str | None = None, with_error: bool = True, short_paste: bool = True
 ) -> list[str]:
     """Lines of *text* matching the case's log-line patterns (warnings etc.). Without an error in the
     report (*with_error* False), a pattern healthy runs print too (`seen_in_healthy_runs`) counts only
     when it is what the case explains (the case has no message patterns) and the report is a paste
-    about it (*notice_paste*: short, no metric values), not the log of a run that may well be fine."""
+    about it (*short_paste*: see `is_short_paste`), not the log of a run that may well be fine."""
     patterns = case.symptoms.log_patterns
     if not with_error and any(p.seen_in_healthy_runs for p in patterns):
-        if case.symptoms.messages or not notice_paste:
+        if case.symptoms.messages or not short_paste:
             patterns = [p for p in patterns if not p.seen_in_healthy_runs]
     return _hits(patterns, text, low)
 

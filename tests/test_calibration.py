@@ -55,8 +55,9 @@ def test_heldout_split_is_scored_and_never_in_the_fixtures(matcher):
 
 
 def test_dev_and_heldout_splits_are_apart_from_each_other_and_the_kb(kb):
-    """The held-out split is never looked at while changing the matcher, the dev split is; neither
-    may share a thread with the other or with any fixture (a shared thread would leak the answer)."""
+    """The held-out split is never looked at while changing the matcher, the dev split is, the recent
+    split was scored before any change made for it; none may share a thread with another or with any
+    fixture (a shared thread would leak the answer)."""
     import json
 
     def urls(name: str) -> list[dict]:
@@ -66,13 +67,15 @@ def test_dev_and_heldout_splits_are_apart_from_each_other_and_the_kb(kb):
     def thread(url: str) -> str:
         return url.split("#")[0].rstrip("/")
 
-    held, dev = urls("heldout.jsonl"), urls("dev.jsonl")
+    held, dev, recent = urls("heldout.jsonl"), urls("dev.jsonl"), urls("recent.jsonl")
     assert len(dev) >= 50 and sum(r["case_id"] is None for r in dev) >= 10
-    assert all(r["case_id"] is None or r["case_id"] in kb.cases for r in held + dev)
+    assert len(recent) >= 20 and sum(r["case_id"] is None for r in recent) >= 5
+    assert all(r["case_id"] is None or r["case_id"] in kb.cases for r in held + dev + recent)
     fixture_threads = {thread(fx.source) for case in kb.cases.values() for fx in case.fixtures.positive if fx.source}
     held_t, dev_t = {thread(r["url"]) for r in held}, {thread(r["url"]) for r in dev}
-    assert not held_t & dev_t
-    assert not (held_t | dev_t) & fixture_threads
+    recent_t = {thread(r["url"]) for r in recent}
+    assert not held_t & dev_t and not recent_t & (held_t | dev_t)
+    assert not (held_t | dev_t | recent_t) & fixture_threads
 
 
 def test_threshold_is_chosen_on_reports_the_weights_never_saw():

@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     dev_rows = ev.load_heldout(m.kb.root, ev.DEV_FILE)
     dev_queries = ev.unseen_queries(m, dev_rows, "dev")  # features once: scored here, thresholds in --fit
     dev = ev.score_unseen(m, dev_queries) if dev_queries else None
+    recent_rows = ev.load_heldout(m.kb.root, ev.RECENT_FILE)
+    recent = ev.score_heldout(m, recent_rows) if recent_rows else None
     healthy = ev.healthy_false_alarms(m)
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         "heldout": None if held is None else {**_d(held), "reports": len(heldout_rows)},
         "heldout_buried": None if held_buried is None else {**_d(held_buried), "reports": len(heldout_rows)},
         "dev": None if dev is None else {**_d(dev), "reports": len(dev_rows)},
+        "recent": None if recent is None else {**_d(recent), "reports": len(recent_rows)},
         "gap_heldout_minus_cv": None if held is None else _gap(held, cv),
         "healthy_logs": healthy,
         "reliability_cross_validated": [
@@ -101,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
         rows.insert(1, ("  the same, each buried in a real training log", held_buried))
     if dev is not None:
         rows.insert(2 if held_buried is not None else 1, (f"dev real reports ({len(dev_rows)}), looked at", dev))
+    if recent is not None:
+        at = sum(x is not None for x in (held, held_buried, dev))
+        rows.insert(at, (f"recent real reports ({len(recent_rows)}), 2025-26, never fitted on", recent))
     for name, s in rows:
         t.add_row(
             name,

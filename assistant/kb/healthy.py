@@ -31,6 +31,7 @@ def healthy_logs(kb_root: Path) -> tuple[tuple[str, str], ...]:
     return _logs(Path(kb_root), HEALTHY_DIR)
 
 
+@lru_cache(maxsize=4)
 def unseen_healthy_logs(kb_root: Path) -> tuple[tuple[str, str], ...]:
     """(path under the KB, text) of the published healthy logs kept out of everything the matcher
     derives (see UNSEEN_DIR)."""

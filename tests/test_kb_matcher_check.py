@@ -9,7 +9,7 @@ def test_a_negative_that_is_its_cases_own_report_is_flagged(matcher, monkeypatch
     cid = "tokenizer-missing-pad-token"
     own_report = matcher.kb.positives[cid][0]
     monkeypatch.setitem(matcher.kb.negatives, cid, [(own_report, None)])
-    problems = [p for p in check_fixtures(matcher, matcher.kb.root) if p.file.endswith(f"{cid}.yaml")]
+    problems = [p for p in check_fixtures(matcher, matcher.kb.root, cases=[cid]) if p.file.endswith(f"{cid}.yaml")]
     assert [p.field for p in problems] == ["fixtures.negative.0"]
 
 
@@ -17,6 +17,6 @@ def test_a_positive_of_another_case_is_flagged(matcher, monkeypatch):
     cid = "tokenizer-missing-pad-token"
     foreign = matcher.kb.positives["lora-gradient-checkpointing-no-grad"][0]
     monkeypatch.setitem(matcher.kb.positives, cid, [foreign])
-    problems = [p for p in check_fixtures(matcher, matcher.kb.root) if p.file.endswith(f"{cid}.yaml")]
+    problems = [p for p in check_fixtures(matcher, matcher.kb.root, cases=[cid]) if p.file.endswith(f"{cid}.yaml")]
     assert problems and problems[0].field == "fixtures.positive.0"
     assert "lora-gradient-checkpointing-no-grad" in problems[0].message

@@ -8,6 +8,7 @@ cold cache), so it is opt-in, unlike the schema checks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from assistant.kb.load import Problem
@@ -16,13 +17,15 @@ from assistant.kb.load import Problem
 POSITIVE_TOP = 3
 
 
-def check_fixtures(matcher, kb_root: Path) -> list[Problem]:
-    """Problems naming the case file and fixture for every fixture the matcher gets wrong."""
+def check_fixtures(matcher, kb_root: Path, cases: Iterable[str] | None = None) -> list[Problem]:
+    """Problems naming the case file and fixture for every fixture the matcher gets wrong
+    (only `cases`' fixtures when given)."""
     from assistant.parse import parse_text
 
     kb = matcher.kb
     problems: list[Problem] = []
-    for cid in kb.cases:
+    wanted = None if cases is None else set(cases)
+    for cid in kb.cases if wanted is None else [c for c in kb.cases if c in wanted]:
         name = str(Path(kb_root) / "cases" / f"{cid}.yaml")
         for i, text in enumerate(kb.positives.get(cid, [])):
             ranked = [c.case_id for c in matcher.rank(parse_text(text), exclude=(cid, i))]

@@ -117,3 +117,20 @@ def test_in_kb_matched_counts_only_the_right_case():
     items = [(Query(f"r{i}", "a", x), np.array([0.9, 0.0])) for i in range(10)]
     items += [(Query(f"w{i}", "a", x), np.array([0.0, 0.6])) for i in range(10)]
     assert 0.6 < threshold_for(items, ids) <= 0.9
+
+
+def test_as_drawn_leaves_out_the_rows_a_later_case_was_written_for(tmp_path):
+    """A relabelled row keeps its (right) label in the split but is left out of the as-drawn figure."""
+    import json
+
+    from assistant.match.evaluate import RECENT_FILE, load_heldout
+
+    path = tmp_path / RECENT_FILE
+    path.parent.mkdir(parents=True)
+    rows = [
+        {"url": "u1", "case_id": None, "title": "a", "text": "x"},
+        {"url": "u2", "case_id": "c", "title": "b", "text": "y", "relabelled": "case c written later"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [t for _, t in load_heldout(tmp_path, RECENT_FILE)] == [None, "c"]
+    assert load_heldout(tmp_path, RECENT_FILE, as_drawn=True) == [("a\n\nx", None)]

@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     dev = ev.score_unseen(m, dev_queries) if dev_queries else None
     recent_rows = ev.load_heldout(m.kb.root, ev.RECENT_FILE)
     recent = ev.score_heldout(m, recent_rows) if recent_rows else None
+    drawn_rows = ev.load_heldout(m.kb.root, ev.RECENT_FILE, as_drawn=True)
+    recent_drawn = ev.score_heldout(m, drawn_rows) if 0 < len(drawn_rows) < len(recent_rows) else None
     healthy = ev.healthy_false_alarms(m)
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         "heldout_buried": None if held_buried is None else {**_d(held_buried), "reports": len(heldout_rows)},
         "dev": None if dev is None else {**_d(dev), "reports": len(dev_rows)},
         "recent": None if recent is None else {**_d(recent), "reports": len(recent_rows)},
+        "recent_never_relabelled": None if recent_drawn is None else {**_d(recent_drawn), "reports": len(drawn_rows)},
         "gap_heldout_minus_cv": None if held is None else _gap(held, cv),
         "healthy_logs": healthy,
         "reliability_cross_validated": [
@@ -107,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     if recent is not None:
         at = sum(x is not None for x in (held, held_buried, dev))
         rows.insert(at, (f"recent real reports ({len(recent_rows)}), 2025-26, never fitted on", recent))
+        if recent_drawn is not None:
+            rows.insert(at + 1, (f"  the same, rows no later case was written for ({len(drawn_rows)})", recent_drawn))
     for name, s in rows:
         t.add_row(
             name,

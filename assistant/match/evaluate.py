@@ -244,16 +244,21 @@ HELDOUT_FILE = "eval/heldout.jsonl"
 DEV_FILE = "eval/dev.jsonl"
 #: real 2025-26 reports sampled by topic (not by error) on 2026-11-24 and scored before anything was
 #: changed for them: never fitted on, never in the index; rows whose thread later became a case's
-#: fixture leave this file (kb/eval/README.md)
+#: fixture leave this file, rows a later case explains are relabelled and also scored apart
+#: (`load_heldout(as_drawn=True)`, kb/eval/README.md)
 RECENT_FILE = "eval/recent.jsonl"
 
 
-def load_heldout(kb_root: Path, name: str = HELDOUT_FILE) -> list[tuple[str, str | None]]:
-    """(issue text = title + body, case id or None) of the held-out (or *name*d) reports of the KB."""
+def load_heldout(kb_root: Path, name: str = HELDOUT_FILE, *, as_drawn: bool = False) -> list[tuple[str, str | None]]:
+    """(issue text = title + body, case id or None) of the held-out (or *name*d) reports of the KB;
+    with *as_drawn*, only the rows never relabelled (a row gets a `relabelled` note when a case
+    written after it was drawn explains it: its label is then right, but no longer unseen)."""
     path = Path(kb_root) / name
     if not path.is_file():
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if as_drawn:
+        rows = [r for r in rows if not r.get("relabelled")]
     return [((r.get("title", "") + "\n\n" + r["text"]).strip(), r.get("case_id")) for r in rows]
 
 

@@ -50,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
     dev_queries = ev.unseen_queries(m, dev_rows, "dev")  # features once: scored here, thresholds in --fit
     dev = ev.score_unseen(m, dev_queries) if dev_queries else None
     recent_rows = ev.load_heldout(m.kb.root, ev.RECENT_FILE)
-    recent = ev.score_heldout(m, recent_rows) if recent_rows else None
+    recent_queries = ev.unseen_queries(m, recent_rows, "recent")  # features once: the split and its as-drawn rows
+    recent = ev.score_unseen(m, recent_queries) if recent_queries else None
     drawn_rows = ev.load_heldout(m.kb.root, ev.RECENT_FILE, as_drawn=True)
-    recent_drawn = ev.score_heldout(m, drawn_rows) if 0 < len(drawn_rows) < len(recent_rows) else None
+    drawn = set(drawn_rows)
+    drawn_queries = [q for q, row in zip(recent_queries, recent_rows, strict=True) if row in drawn]
+    recent_drawn = ev.score_unseen(m, drawn_queries) if 0 < len(drawn_rows) < len(recent_rows) else None
     healthy = ev.healthy_false_alarms(m)
     bm = ev.score(queries, ids, lambda X: X[:, FEATURES.index("bm25")])
     de = ev.score(queries, ids, lambda X: X[:, FEATURES.index("dense")])

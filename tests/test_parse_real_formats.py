@@ -59,3 +59,37 @@ def test_settings_given_as_command_line_flags_are_read():
     assert settings["num_generations"] == 4
     assert settings["gradient_accumulation_steps"] == 2
     assert settings["world_size"] == 2
+
+
+# ms-swift#1898: ms-swift 2.x logs at import what would fail without vLLM / LMDeploy; the paste was
+# cut inside the traceback of the real error (a TypeError in push_to_ms.py)
+SWIFT_NOTICES_THEN_CUT_TRACEBACK = (
+    "[INFO:swift] No vLLM installed, if you are using vLLM, you will get "
+    "`ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'`\n"
+    "[INFO:swift] No LMDeploy installed, if you are using LMDeploy, you will get "
+    "`ImportError: cannot import name 'prepare_lmdeploy_engine_template' from 'swift.llm'`\n"
+    "Traceback (most recent call last):\n"
+    '  File "/XXX/swift/swift/utils/import_utils.py", line 64, in _get_module\n'
+    "    return importlib.import_module('.' + module_name, self.__name__)\n"
+)
+
+
+def test_exception_quoted_in_an_info_notice_is_not_the_failure():
+    report = parse_text(SWIFT_NOTICES_THEN_CUT_TRACEBACK)
+    errors = [e for e in [report.primary, *report.chain, *report.other_errors] if e is not None]
+    assert errors, "the cut traceback is still reported"
+    assert all(e.exception != "ImportError" for e in errors)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR:swift] `ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'`",
+        "qwen2 lora 报错：`ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'`",
+        "[INFO:swift] loading failed: ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'",
+    ],
+    ids=["error-level", "prose", "info-unquoted"],
+)
+def test_exception_mid_line_outside_a_notice_is_still_read(line):
+    primary = parse_text(line + "\n").primary
+    assert primary is not None and primary.exception == "ImportError"

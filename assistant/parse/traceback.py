@@ -63,6 +63,9 @@ _SPELLED_TYPES = {
     "zerodivision": "ZeroDivisionError",
 }
 WARN_RE = re.compile(r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning):\s?(?P<msg>\S.*)$")
+#: a log level before a quoted exception name: "[INFO:swift] No vLLM installed, ... you will get
+#: `ImportError: cannot import name ...`" tells what *would* fail, it is not the failure
+NOTICE_LEVEL_RE = re.compile(r"\b(?:INFO|DEBUG|WARNING|WARN|NOTICE)\b")
 #: spelled exception names are looked for in the first characters of a line only
 MAX_SPELLED_LINE = 2000
 TB_START_RE = re.compile(r"Traceback \(most recent call last\)")
@@ -262,6 +265,13 @@ def _notebook_error(lines: list[Line], i: int) -> ExceptionInfo | None:
     return ExceptionInfo(exception=m.group("type"), message=cap_message(msg), rank=ln.rank, line_no=ln.no)
 
 
+def _quoted_in_notice(text: str, start: int) -> bool:
+    """True when the exception at *start* is quoted inside an INFO / WARNING log line (a library
+    telling what would fail, e.g. ms-swift 2.x's "No vLLM installed ... you will get `ImportError:
+    ...`"), not raised."""
+    return start > 0 and text[start - 1] in "`'\"" and NOTICE_LEVEL_RE.search(text, 0, start) is not None
+
+
 def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
     """Exceptions embedded mid-line, in a notebook's JSON error, or spelled as words in prose
     (used only when nothing anchored was found)."""
@@ -271,6 +281,8 @@ def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
             out.append(nb)
             continue
         m = EXC_ANY_RE.search(ln.text)
+        if m and _quoted_in_notice(ln.text, m.start()):
+            continue
         if m:
             exc, msg = exception_name(m.group("type"), m.group("msg").strip())
         elif (m := SPELLED_EXC_RE.search(ln.text[:MAX_SPELLED_LINE])) is not None:

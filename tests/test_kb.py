@@ -28,11 +28,29 @@ def test_every_positive_fixture_names_its_source(kb):
 
 
 def test_negatives_do_not_match_own_message_patterns(kb):
-    from assistant.match.symptoms import message_hits
+    """Read as the matcher reads a report (error chain, then the evidence text)."""
+    from assistant.kb.validate import _matched_message_lines
 
     for cid, case in kb.cases.items():
         for text, _ in kb.negatives[cid]:
-            assert not message_hits(case, text), cid
+            assert not _matched_message_lines(case, text), cid
+
+
+def test_negative_check_reads_a_notice_as_the_matcher_does(kb):
+    """ms-swift 2.x's notice quotes a swift.llm ImportError it would raise (ms-swift#1898): the
+    raw text matches the case's pattern, the matcher's reading of it does not; the same message
+    raised is still caught."""
+    from assistant.kb.validate import _matched_message_lines
+    from assistant.match.symptoms import message_hits
+
+    case = kb.cases["ms-swift-python-api-major-version"]
+    notice = (
+        "[INFO:swift] No vLLM installed, if you are using vLLM, you will get "
+        "`ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'`\n"
+    )
+    assert message_hits(case, notice)
+    assert not _matched_message_lines(case, notice)
+    assert _matched_message_lines(case, "ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'\n")
 
 
 def _kb_copy(tmp_path: Path) -> Path:

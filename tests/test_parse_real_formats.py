@@ -93,3 +93,37 @@ def test_exception_quoted_in_an_info_notice_is_not_the_failure():
 def test_exception_mid_line_outside_a_notice_is_still_read(line):
     primary = parse_text(line + "\n").primary
     assert primary is not None and primary.exception == "ImportError"
+
+
+def test_quoted_notice_is_cut_from_the_evidence_text():
+    """What a notice says *would* fail is not searched by symptom patterns (ms-swift#1898's lines):
+    the evidence text keeps the notice up to the quoted exception, and lines that raise keep theirs."""
+    report = parse_text(SWIFT_NOTICES_THEN_CUT_TRACEBACK)
+    assert "get_vllm_engine" not in report.match_text
+    assert "[INFO:swift] No vLLM installed" in report.match_text
+    assert "import_utils.py" in report.match_text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR:swift] `ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'`",
+        "[INFO:swift] loading failed: ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'",
+    ],
+    ids=["error-level", "info-unquoted"],
+)
+def test_raised_exception_stays_in_the_evidence_text(line):
+    assert "get_vllm_engine" in parse_text(line + "\n").match_text
+
+
+def test_swift_notice_alone_is_no_swift_api_evidence():
+    """ms-swift-python-api-major-version's swift.llm pattern has no look-behind for the notice any
+    more: the parser's cut keeps the notice from firing it, a raised swift.llm ImportError still does."""
+    from assistant.kb.load import load_kb
+    from assistant.match.structural import structural
+
+    case = load_kb().cases["ms-swift-python-api-major-version"]
+    notice = parse_text(SWIFT_NOTICES_THEN_CUT_TRACEBACK)
+    raised = parse_text("ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'\n")
+    assert structural(case, notice, {}, set()).values["msg"] + structural(case, notice, {}, set()).values["text"] == 0
+    assert structural(case, raised, {}, set()).values["msg"] == 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assistant.kb.load import KB, Problem, load_kb
+from assistant.kb.model import Case
 
 
 def known_probe_ids() -> set[str]:
@@ -14,12 +15,24 @@ def known_probe_ids() -> set[str]:
     return set(probe_ids())
 
 
+def _matched_message_lines(case: Case, text: str) -> list[str]:
+    """The case's message-pattern hits in *text* read as the matcher reads it (`structural`): the
+    parsed error chain first, else the evidence text (which leaves out, e.g., an exception a notice
+    line only quotes)."""
+    from assistant.match.structural import error_text
+    from assistant.match.symptoms import message_hits
+    from assistant.parse import parse_text
+
+    report = parse_text(text)
+    err = error_text(report)
+    return (message_hits(case, err) if err else []) or message_hits(case, report.match_text or report.text)
+
+
 def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
     """All problems of *kb*: load problems (schema, regexes incl. nested quantifiers) plus
     cross-references, version bounds, healthy-log firing and fixture checks."""
     from assistant.kb.healthy import all_healthy_logs, patterns_firing_on_healthy
     from assistant.kb.releases import load_releases, unreleased_bounds, unsourced_bounds
-    from assistant.match.symptoms import message_hits
 
     problems = list(kb.problems)
     probe_ids = known_probe_ids() if probe_ids is None else probe_ids
@@ -47,7 +60,7 @@ def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:
                     )
                 )
         for i, (text, _) in enumerate(kb.negatives.get(cid, [])):
-            if hits := message_hits(case, text):
+            if hits := _matched_message_lines(case, text):
                 problems.append(
                     Problem(
                         name, f"fixtures.negative.{i}", f"the case's own message patterns match it: {hits[0][:120]!r}"

@@ -10,7 +10,7 @@ from assistant.parse.model import Report
 from assistant.parse.signature import normalise
 
 #: bump when query_text changes: the index embeds each fixture through it (part of the index key)
-QUERY_VERSION = 14  # 14: exception names are ASCII and one rank's copy of a name several ranks wrote at once; 12: a traceback cut before its message is searched with the text around it (query_text); 13: less its frame lines
+QUERY_VERSION = 15  # 15: exceptions a notice line only quotes are cut from the evidence text; 14: exception names are ASCII and one rank's copy of a name several ranks wrote at once; 12: a traceback cut before its message is searched with the text around it (query_text); 13: less its frame lines
 
 
 def foreground(text: str, background: frozenset[str]) -> str:

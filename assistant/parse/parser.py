@@ -11,7 +11,7 @@ from assistant.parse.environment import find_settings, find_versions
 from assistant.parse.metrics import parse_metrics
 from assistant.parse.model import ExceptionInfo, Failure, Report
 from assistant.parse.signature import build_signature
-from assistant.parse.traceback import TRUNC, find_warnings, loose_exceptions, parse_group
+from assistant.parse.traceback import TRUNC, find_warnings, loose_exceptions, parse_group, without_quoted_notice
 
 #: errors that are usually the consequence of a failure elsewhere (another rank, the launcher)
 KNOCK_ON_RE = re.compile(
@@ -223,7 +223,8 @@ EVIDENCE_LIMIT = 256 * 1024
 def _evidence_text(lines: list[Line], report: Report) -> str:
     """The part of the text symptom patterns are searched in: windows around the errors,
     warnings, the head (config dumps) and the tail — bounded, so big logs stay fast — without
-    knock-on lines when the primary error is a root failure."""
+    knock-on lines when the primary error is a root failure, and without the exceptions a notice
+    line only quotes (`without_quoted_notice`): what a library says *would* fail is no symptom."""
     drop_knock = report.primary is not None and not any(_is_knock_on(e) for e in report.chain)
     n = len(lines)
     keep: list[int] | range
@@ -240,7 +241,7 @@ def _evidence_text(lines: list[Line], report: Report) -> str:
     out: list[str] = []
     size = 0
     for k in keep:
-        t = lines[k].text[:MAX_SCAN_LINE]  # patterns never scan more of a line than this
+        t = without_quoted_notice(lines[k].text[:MAX_SCAN_LINE])  # patterns never scan more of a line than this
         if drop_knock and any(h in t for h in _KNOCK_HINTS) and KNOCK_ON_RE.search(t):
             continue
         out.append(t)

@@ -272,6 +272,15 @@ def _quoted_in_notice(text: str, start: int) -> bool:
     return start > 0 and text[start - 1] in "`'\"" and NOTICE_LEVEL_RE.search(text, 0, start) is not None
 
 
+def without_quoted_notice(text: str) -> str:
+    """*text* cut before an exception it quotes inside an INFO / WARNING notice (`_quoted_in_notice`),
+    so no symptom pattern reads it as raised; any other line is returned unchanged."""
+    if ":" not in text or NOTICE_LEVEL_RE.search(text) is None:
+        return text
+    m = EXC_ANY_RE.search(text)
+    return text[: m.start()].rstrip() if m and _quoted_in_notice(text, m.start()) else text
+
+
 def loose_exceptions(lines: list[Line]) -> list[ExceptionInfo]:
     """Exceptions embedded mid-line, in a notebook's JSON error, or spelled as words in prose
     (used only when nothing anchored was found)."""

@@ -16,16 +16,13 @@ def known_probe_ids() -> set[str]:
 
 
 def _matched_message_lines(case: Case, text: str) -> list[str]:
-    """The case's message-pattern hits in *text* read as the matcher reads it (`structural`): the
-    parsed error chain first, else the evidence text (which leaves out, e.g., an exception a notice
-    line only quotes)."""
-    from assistant.match.structural import error_text
-    from assistant.match.symptoms import message_hits
+    """The case's message-pattern hits in *text*, parsed and read as the matcher reads it."""
+    from assistant.match.structural import error_text, message_lines
     from assistant.parse import parse_text
 
     report = parse_text(text)
-    err = error_text(report)
-    return (message_hits(case, err) if err else []) or message_hits(case, report.match_text or report.text)
+    hits, text_hits = message_lines(case, error_text(report), None, report.match_text or report.text, None)
+    return hits + text_hits
 
 
 def validate(kb: KB, probe_ids: set[str] | None = None) -> list[Problem]:

@@ -40,6 +40,13 @@ def _lower_keywords(keywords: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(k.lower() for k in keywords)
 
 
+def message_lines(case: Case, err: str, err_low: str | None, text: str, low: str | None) -> tuple[list[str], list[str]]:
+    """How message patterns read a report: the lines they match in the error chain *err*, and only
+    when none does, those they match in the evidence *text* (lower-cased forms, if known)."""
+    hits = message_hits(case, err, err_low) if err else []
+    return hits, ([] if hits else message_hits(case, text, low))
+
+
 def structural(
     case: Case,
     report: Report,
@@ -62,8 +69,7 @@ def structural(
     low = mt.lower() if low is None else low
     err = error_text(report) if err is None else err
     err_low = err.lower() if err_low is None else err_low
-    hits = message_hits(case, err, err_low) if err else []
-    text_hits = [] if hits else message_hits(case, mt, low)
+    hits, text_hits = message_lines(case, err, err_low, mt, low)
     if text_hits and not report.has_message():
         # no exception message to search (a bare error line, prose, a traceback cut before its last
         # line): the line that matches the case's message pattern is the error itself

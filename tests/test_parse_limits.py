@@ -16,6 +16,17 @@ def test_nested_quantifier_rejected(pat: str) -> None:
         Pattern(pattern=pat, kind="regex")
 
 
+@pytest.mark.parametrize("pat", [r"remaining_argv: \[", r"model\.generate\(", r"a \| b"])
+def test_literal_with_a_regex_escape_rejected(pat: str) -> None:
+    """A literal is searched as written: `remaining_argv: \\[` (a regex escape in a literal) could
+    never match (ms-swift-cli-argument-renamed had one, so its generic message pattern never fired)."""
+    with pytest.raises(ValidationError, match="regex escape"):
+        Pattern(pattern=pat)
+    Pattern(pattern=pat, kind="regex")
+    Pattern(pattern=pat.replace("\\", ""))
+    Pattern(pattern=r"C:\Users\me\site-packages\trl")  # a Windows path in a literal is fine
+
+
 def test_bounded_repeat_of_group_accepted() -> None:
     Pattern(pattern=r"view\([^\n]*\)(?:\n[^\n]*){0,2}?RuntimeError", kind="regex")
 

@@ -34,6 +34,10 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: a backslash before a regex metacharacter: in a literal pattern, a regex escape written by mistake
+_REGEX_ESCAPE = re.compile(r"\\[\[\]().*+?{}|^$]")
+
+
 class PatternKind(str, Enum):
     literal = "literal"
     regex = "regex"
@@ -56,6 +60,9 @@ class Pattern(Strict):
 
     @model_validator(mode="after")
     def _compiles(self) -> Pattern:
+        if self.kind is PatternKind.literal and (esc := _REGEX_ESCAPE.search(self.pattern)):
+            # a literal is searched as written, so an escape meant for a regex can never match
+            raise ValueError(f"literal pattern has the regex escape {esc.group()!r}: drop the backslash or set kind: regex")
         if self.kind is PatternKind.regex:
             try:
                 re.compile(self.pattern)

@@ -135,3 +135,17 @@ def test_a_damaged_onnx_file_is_rebuilt_with_a_notice(tmp_path, capsys):
     assert "query encoder is damaged" in capsys.readouterr().err
     OnnxEncoder(tmp_path / "model.onnx")  # healed: loads without a notice
     assert "damaged" not in capsys.readouterr().err
+
+
+def test_a_change_in_what_load_kb_derives_changes_the_digest(tmp_path, monkeypatch):
+    """The KB pickle, the index and memoised answers are keyed by `kb_digest`; the keywords and
+    background lines load_kb derives are not in the files, so their version is hashed too (a
+    changed derivation must not reuse a KB pickled by an older trl-help)."""
+    from assistant.kb import load
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "a.yaml").write_text("id: a\n")
+    before = load.kb_digest(tmp_path)
+    assert load.kb_digest(tmp_path) == before
+    monkeypatch.setattr(load, "KB_DERIVED_VERSION", load.KB_DERIVED_VERSION + 1)
+    assert load.kb_digest(tmp_path) != before

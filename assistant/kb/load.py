@@ -105,9 +105,15 @@ def _fixture_text(kb_root: Path, case_id: str, fx, where: str, problems: list[Pr
         return None
 
 
+#: what load_kb derives beyond the files (background lines, keywords less those healthy logs print)
+#: is part of the digest: bump it when that derivation changes, so no KB, index or answer cached by an
+#: older trl-help is reused (the files alone would hash the same)
+KB_DERIVED_VERSION = 1
+
+
 def kb_digest(root: Path) -> str:
     """Content hash of every case and fixture file (keys the index cache)."""
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"derived-v{KB_DERIVED_VERSION}".encode())
     for sub in ("cases", "fixtures", "logs"):
         base = root / sub
         if not base.is_dir():

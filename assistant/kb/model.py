@@ -62,7 +62,9 @@ class Pattern(Strict):
     def _compiles(self) -> Pattern:
         if self.kind is PatternKind.literal and (esc := _REGEX_ESCAPE.search(self.pattern)):
             # a literal is searched as written, so an escape meant for a regex can never match
-            raise ValueError(f"literal pattern has the regex escape {esc.group()!r}: drop the backslash or set kind: regex")
+            raise ValueError(
+                f"literal pattern has the regex escape {esc.group()!r}: drop the backslash or set kind: regex"
+            )
         if self.kind is PatternKind.regex:
             try:
                 re.compile(self.pattern)

@@ -16,7 +16,11 @@ VARIANTS = [
         "trl 1.16.0",
     ),
     ("ppo-legacy-api-on-new-trl", "ModuleNotFoundError: No module named 'trl.trainer.ppo_trainer'", "trl 0.29.0"),
-    ("trl-core-helpers-removed", "ImportError: cannot import name 'WANDB_PADDING' from 'trl.core' (/x/trl/core.py)", "trl 0.14.0"),
+    (
+        "trl-core-helpers-removed",
+        "ImportError: cannot import name 'WANDB_PADDING' from 'trl.core' (/x/trl/core.py)",
+        "trl 0.14.0",
+    ),
     (
         "vlm-max-length-truncation-cuts-image-tokens",
         "ValueError: Multimodal features and tokens do not match, tokens: 640, features: 1024",

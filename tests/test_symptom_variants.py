@@ -65,6 +65,23 @@ VARIANTS = [
         "vLLM 0.21 + unsloth_zoo 2026.6.1",
     ),
     (
+        "dpo-hyperparams-moved-to-config",
+        "ValueError: Unknown arguments from config file: ['--rpo_alpha', '1.0', '--max_prompt_length', '512']. "
+        "Please remove them, add them to the dataclass, or set `fail_with_unknown_args=False`.",
+        "trl 1.16.0 TrlParser",
+    ),
+    (
+        "grpo-prompt-exceeds-vllm-max-model-len",
+        "This model's maximum context length is 4096 tokens. However, your prompt contains 5000 input tokens, "
+        "which exceeds this limit even without any output tokens. Please reduce the length of the input prompt.",
+        "vLLM 0.32.0",
+    ),
+    (
+        "grpo-subclass-older-than-trl",
+        "AttributeError: 'MyGRPOTrainer' object has no attribute '_move_model_to_vllm'",
+        "trl 0.28.0 - 1.16.0",
+    ),
+    (
         "ms-swift-cli-argument-renamed",
         "[rank0]: ValueError: remaining_argv: ['--mcore_adapters', 'megatron_output/v1-hf']",
         "ms-swift 3.6",

@@ -82,6 +82,34 @@ VARIANTS = [
         "trl 0.28.0 - 1.16.0",
     ),
     (
+        "accelerate-too-old-optimizer-train",
+        "AttributeError: 'StableAdamW' object has no attribute 'train'",
+        "transformers 4.57.6 + accelerate 0.33.0",
+    ),
+    (
+        "base-model-tokenizer-no-chat-template",
+        '  File "/x/trl/chat_template_utils.py", line 50, in has_generation_markers\n'
+        '    return re.search(r"\\{%-?\\s*generation\\s*-?%\\}", chat_template) is not None\n'
+        "TypeError: expected string or bytes-like object, got 'NoneType'",
+        "trl 1.16.0, assistant_only_loss=True",
+    ),
+    (
+        "evaluation-strategy-removed-transformers-4.51",
+        "ValueError: Some specified arguments are not used by the HfArgumentParser: ['--evaluation_strategy', 'steps']",
+        "transformers 5.24.0 CLI",
+    ),
+    (
+        "trl-older-than-transformers",
+        "TypeError: log() takes 2 positional arguments but 3 were given",
+        "Python 3.9, trl 0.12.1 + transformers 4.46",
+    ),
+    (
+        "torch-load-needs-torch-2.6",
+        "[transformers] Disabling PyTorch because PyTorch >= 2.6 is required but found 2.5.1+cu121\n"
+        "ImportError: AutoModelForCausalLM requires PyTorch >= 2.6, but PyTorch was not found or an older version is installed.",
+        "transformers 5.20.0 - 5.24.0",
+    ),
+    (
         "ms-swift-cli-argument-renamed",
         "[rank0]: ValueError: remaining_argv: ['--mcore_adapters', 'megatron_output/v1-hf']",
         "ms-swift 3.6",

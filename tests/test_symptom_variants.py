@@ -110,6 +110,13 @@ VARIANTS = [
         "transformers 5.20.0 - 5.24.0",
     ),
     (
+        "trl-ref-model-fsdp1-wrap-under-fsdp2",
+        '  File "/x/trl/models/utils.py", line 310, in prepare_fsdp\n    model = FSDP(model, **fsdp_kwargs)\n'
+        '  File "/x/torch/distributed/fsdp/_init_utils.py", line 656, in _init_core_state\n'
+        "    SHARDING_STRATEGY_MAP[state.sharding_strategy],\nKeyError: True",
+        "trl 0.19.1 - 0.28.0 on FSDP2, torch 2.13",
+    ),
+    (
         "ms-swift-cli-argument-renamed",
         "[rank0]: ValueError: remaining_argv: ['--mcore_adapters', 'megatron_output/v1-hf']",
         "ms-swift 3.6",

@@ -112,7 +112,8 @@ KB_DERIVED_VERSION = 1
 
 
 def kb_digest(root: Path) -> str:
-    """Content hash of every case and fixture file (keys the index cache)."""
+    """Content hash of every case, fixture and log file and of `KB_DERIVED_VERSION` (keys the KB pickle,
+    the index and memoised answers)."""
     h = hashlib.sha256(f"derived-v{KB_DERIVED_VERSION}".encode())
     for sub in ("cases", "fixtures", "logs"):
         base = root / sub

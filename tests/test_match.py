@@ -294,6 +294,46 @@ def test_a_message_cut_at_the_end_of_its_line_still_matches(kb):
             assert first_match(p, f"Error: {p.pattern}\n") is not None, (c.id, p.pattern)
 
 
+def test_a_regex_message_with_holes_cut_at_the_end_of_its_line_still_matches(kb):
+    """The same rule for a regex that is a message with `\\d+`-style holes (real report,
+    ds-batch-size-assertion-world-size's first fixture, cut where an issue title or a narrow terminal
+    would cut it): most of it ending a line counts, a short head or the words going on with
+    something else do not, and a regex with groups, alternation or wildcards is never cut."""
+    from assistant.match.symptoms import TRUNCATED_SHARE, _regex_cuts, first_match, message_hits
+
+    case = kb.cases["ds-batch-size-assertion-world-size"]
+    full = kb.positives[case.id][0]
+    line = next(x for x in full.splitlines() if "train_batch_size is not equal" in x)
+    cut = line[: line.index(" * world_size")]
+    assert message_hits(case, cut + "\n")
+    holes = next(p for p in case.symptoms.messages if "micro_batch_per_gpu" in p.pattern)
+    bare = cut[cut.index("train_batch_size") :]
+    assert first_match(holes, bare + "\n") is not None
+    assert first_match(holes, bare[: bare.index(" micro_batch_per_gpu")] + "\n") is None
+    assert first_match(holes, bare + " and the batch is fine\n") is None
+    assert _regex_cuts(r"Unknown loss type: (dapo|cispo) in ppo_loss_fn of liger") == ()
+    assert _regex_cuts(r"peft[\s\S]{0,400}tied weights are not supported here at all") == ()
+    # every near-literal regex of the KB: its first TRUNCATED_SHARE never counts on its own
+    tried = 0
+    for c in kb.cases.values():
+        for p in c.symptoms.messages:
+            cuts = _regex_cuts(p.pattern)
+            if p.kind.value != "regex" or not cuts:
+                continue
+            tried += 1
+            shortest = cuts[-1].pattern.removesuffix(r"[ \t.:,;]*$")
+            assert len(shortest) >= 24, (c.id, shortest)
+            if " " not in shortest:
+                continue
+            head = shortest.rsplit(" ", 1)[0]
+            sample = head.replace(r"\d+", "7").replace(r"\w+", "x").replace(r"\s+", " ").replace(r"\S+", "x")
+            sample = __import__("re").sub(r"\\(.)", r"\1", sample)
+            if len(sample) < TRUNCATED_SHARE * 24:
+                continue
+            assert first_match(p, f"Error: {sample}\n") is None, (c.id, sample)
+    assert tried >= 20
+
+
 def test_a_traceback_cut_before_its_message_is_searched_with_the_text_around_it(matcher):
     """A real report (trl#3622, an open-r1 GRPO run; the case's first fixture) states the error in prose above a
     [rank0] traceback that stops before its last line. The retrieval query takes that prose; it

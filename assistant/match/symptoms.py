@@ -70,18 +70,69 @@ def _loose_literal(pattern: str) -> tuple[str, tuple[re.Pattern[str], ...]]:
     return loose, tuple(cuts)
 
 
+#: one token of a "near-literal" regex: a placeholder class (\\d+, \\w+, \\s+, \\S+), an escaped
+#: character, or a plain character; a pattern made only of these reads like a message with holes
+_NEAR_LITERAL_TOKEN = re.compile(r"\\[dwsS]\+|\\.|[^\\()\[\]{}|*+?.^$]")
+_PLACEHOLDER = re.compile(r"\\[dwsS]\+")
+
+
+@lru_cache(maxsize=4096)
+def _regex_cuts(pattern: str) -> tuple[re.Pattern[str], ...]:
+    """End-of-line searches for the truncations of a near-literal regex *pattern* (a message with
+    `\\d+`-style holes, nothing else: no groups, alternations or wildcards), cut before a space,
+    longest first, keeping `TRUNCATED_SHARE` of its literal characters and `TRUNCATED_MIN` at
+    least: the same rule as for literal patterns. Empty for any other regex."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(pattern):
+        m = _NEAR_LITERAL_TOKEN.match(pattern, pos)
+        if m is None:
+            return ()
+        tokens.append(m.group())
+        pos = m.end()
+    literal = [0 if _PLACEHOLDER.fullmatch(t) else 1 for t in tokens]
+    total = sum(literal)
+    if total < TRUNCATED_MIN:
+        return ()
+    floor = max(TRUNCATED_MIN, int(total * TRUNCATED_SHARE))
+    cuts: list[re.Pattern[str]] = []
+    for i in range(len(tokens) - 1, 0, -1):
+        if tokens[i] not in (" ", "\\ ", "\\s+"):
+            continue
+        if sum(literal[:i]) < floor:
+            break
+        head = "".join(tokens[:i])
+        try:
+            cuts.append(re.compile(head + r"[ \t.:,;]*$", re.IGNORECASE | re.MULTILINE))
+        except re.error:
+            return ()
+    return tuple(cuts)
+
+
+def _truncated_regex_line(pattern: str, text: str, low: str) -> int | None:
+    """Line number where a near-literal regex *pattern* appears cut off at a line's end, or None."""
+    cuts = _regex_cuts(pattern)
+    if not cuts or not may_match(cuts[-1].pattern, "regex", low):  # every cut starts with the last
+        return None
+    for rx in cuts:
+        m = rx.search(text)
+        if m:
+            return text.count("\n", 0, m.start())
+    return None
+
+
 def _loose_search(p: Pattern, text: str) -> int | None:
     """Line number of *p*'s first loose match in *text*: backticks and quotes ignored, and a literal
-    pattern cut off at a line's end accepted (`TRUNCATED_SHARE`). None when there is none."""
+    pattern, or a regex that is a message with `\\d+`-style holes, cut off at a line's end accepted
+    (`TRUNCATED_SHARE`). None when there is none."""
     if p.kind.value == "regex":
-        rx = _loose_regex(p.pattern)
-        if rx is None:
-            return None
         no_bt, _, no_bt_low = _loose_text(text)
-        if not may_match(rx.pattern, "regex", no_bt_low):
-            return None
-        m = rx.search(no_bt)
-        return None if m is None else no_bt.count("\n", 0, m.start())
+        rx = _loose_regex(p.pattern)
+        if rx is not None and may_match(rx.pattern, "regex", no_bt_low):
+            m = rx.search(no_bt)
+            if m is not None:
+                return no_bt.count("\n", 0, m.start())
+        return _truncated_regex_line(without_backticks(p.pattern), no_bt, no_bt_low)
     _, bare, _ = _loose_text(text)
     loose, cuts = _loose_literal(p.pattern)
     at = bare.find(loose)

@@ -185,3 +185,21 @@ def test_a_notice_case_answers_a_paste_about_the_notice_not_a_runs_log(matcher):
     notice = next(ln for ln in log.splitlines() if ln.startswith("No label_names provided"))
     d = matcher.diagnose(parse_text(notice), top=1)
     assert d.verdict == "match" and d.matches[0].case_id == case.id
+
+
+def test_a_notice_pasted_above_a_failed_runs_header_is_not_the_answer(matcher):
+    """A real paste of vLLM 0.6.3's harmless commit-hash warning (Logic-RL#7) is about that
+    warning. The same warning above Hydra's job-failure header (verl prints it when a run dies, its
+    traceback cut from the paste) is about the failure, which the paste does not show: the notice
+    case must not answer it (it did, at 0.91, on a real verl report of a missing dataset column)."""
+    from assistant.match.symptoms import names_a_failure
+
+    case_id = "vllm-missing-version-module-commit-hash-warning"
+    assert matcher.kb.cases[case_id].is_notice
+    paste = (KB_ROOT / "fixtures" / case_id / "report-2.txt").read_text(encoding="utf-8")
+    d = matcher.diagnose(parse_text(paste), top=1)
+    assert d.verdict == "match" and d.matches[0].case_id == case_id
+    failed = paste + "\n(main_task pid=868545) Error executing job with overrides: ['data.train_batch_size=256']\n"
+    assert names_a_failure(failed) and not names_a_failure(paste)
+    d = matcher.diagnose(parse_text(failed), top=1)
+    assert not (d.verdict == "match" and d.matches[0].case_id == case_id)

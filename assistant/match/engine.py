@@ -24,7 +24,7 @@ from assistant.match.fuse import FEATURES, Model
 from assistant.match.prefilter import prime
 from assistant.match.query import query_text
 from assistant.match.structural import error_text, structural
-from assistant.match.symptoms import is_short_paste
+from assistant.match.symptoms import is_short_paste, names_a_failure
 from assistant.match.versions import RULED_OUT
 from assistant.match.versions import verdict as version_verdict
 from assistant.parse.model import Report
@@ -160,7 +160,12 @@ class Matcher:
         # a case that explains a notice healthy runs print has no evidence in a run's log or next to an
         # error: only in a paste about the notice (its similarity there is to the notice line itself)
         short_paste = is_short_paste(report.match_text or report.text, series)
-        notice_paste = short_paste and not report.chain
+        notice_paste = (
+            short_paste
+            and not report.chain
+            and not report.observations
+            and not names_a_failure(report.match_text or report.text)
+        )
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
             if cid in self.notice_cases and not notice_paste:

@@ -205,6 +205,22 @@ def message_hits(case: Case, text: str, low: str | None = None) -> list[str]:
 NOTICE_MAX_LINES = 20
 
 
+#: lines a program prints when a run has failed, with or without the traceback after them: Hydra's
+#: job-failure header (verl, NeMo), torchrun's child-failure summary, a non-zero exit, a fatal signal
+_FAILED_RUN = re.compile(
+    r"Error executing job with overrides:|HYDRA_FULL_ERROR=1|ChildFailedError|"
+    r"(?:returned non-zero exit status|exited with (?:return )?code|exit code:?) [1-9]\d*|"
+    r"Segmentation fault|core dumped|^\s*Killed\s*$",
+    re.M,
+)
+
+
+def names_a_failure(text: str) -> bool:
+    """Whether *text* carries a line a program prints when a run failed (`_FAILED_RUN`), even where
+    its traceback was cut off: a paste with one is about that failure, not about a notice."""
+    return _FAILED_RUN.search(cap_lines(text)) is not None
+
+
 def is_short_paste(text: str, series: dict[str, list[float]]) -> bool:
     """Whether a report is short and carries no metric values (a paste, not a run's log); with no
     error in it, such a report is a paste about a notice. Computed once per report."""

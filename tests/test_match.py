@@ -299,6 +299,8 @@ def test_a_regex_message_with_holes_cut_at_the_end_of_its_line_still_matches(kb)
     ds-batch-size-assertion-world-size's first fixture, cut where an issue title or a narrow terminal
     would cut it): most of it ending a line counts, a short head or the words going on with
     something else do not, and a regex with groups, alternation or wildcards is never cut."""
+    import re
+
     from assistant.match.symptoms import TRUNCATED_SHARE, _regex_cuts, first_match, message_hits
 
     case = kb.cases["ds-batch-size-assertion-world-size"]
@@ -327,7 +329,7 @@ def test_a_regex_message_with_holes_cut_at_the_end_of_its_line_still_matches(kb)
                 continue
             head = shortest.rsplit(" ", 1)[0]
             sample = head.replace(r"\d+", "7").replace(r"\w+", "x").replace(r"\s+", " ").replace(r"\S+", "x")
-            sample = __import__("re").sub(r"\\(.)", r"\1", sample)
+            sample = re.sub(r"\\(.)", r"\1", sample)
             if len(sample) < TRUNCATED_SHARE * 24:
                 continue
             assert first_match(p, f"Error: {sample}\n") is None, (c.id, sample)

@@ -153,19 +153,15 @@ class Matcher:
         packages = set(report.packages_in_frames())
         env = report.environment if env is None else env
         out = []
-        low = cap_lines(report.match_text or report.text).lower()
+        searched = report.match_text or report.text
+        low = cap_lines(searched).lower()
         err = error_text(report)
         err_low = err.lower()
         present = frozenset(k for k in self.all_keywords if k in low)
         # a case that explains a notice healthy runs print has no evidence in a run's log or next to an
         # error: only in a paste about the notice (its similarity there is to the notice line itself)
-        short_paste = is_short_paste(report.match_text or report.text, series)
-        notice_paste = (
-            short_paste
-            and not report.chain
-            and not report.observations
-            and not names_a_failure(report.match_text or report.text)
-        )
+        short_paste = is_short_paste(searched, series)
+        notice_paste = short_paste and not report.chain and not report.observations and not names_a_failure(searched)
         for i, cid in enumerate(self.case_ids):
             case = self.kb.cases[cid]
             if cid in self.notice_cases and not notice_paste:

@@ -114,6 +114,11 @@ def _truncated_regex_line(pattern: str, text: str, low: str) -> int | None:
     cuts = _regex_cuts(pattern)
     if not cuts or not may_match(cuts[-1].pattern, "regex", low):  # every cut starts with the last
         return None
+    return _first_cut_line(cuts, text)
+
+
+def _first_cut_line(cuts: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    """Line number of the first of *cuts* (longest first) found in *text*, or None."""
     for rx in cuts:
         m = rx.search(text)
         if m:
@@ -139,11 +144,7 @@ def _loose_search(p: Pattern, text: str) -> int | None:
     if at == -1:
         if not cuts or loose[:TRUNCATED_MIN] not in bare:  # every cut starts with this head
             return None
-        for rx in cuts:
-            m = rx.search(bare)
-            if m:
-                return bare.count("\n", 0, m.start())
-        return None
+        return _first_cut_line(cuts, bare)
     return bare.count("\n", 0, at)
 
 
